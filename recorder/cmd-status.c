@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * perf-defer status - which deferred-callchain path this kernel offers
+ *
+ * Output is one "key: value" line per fact, for people and for scripts;
+ * advice on what to do goes to stderr.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <linux/perf_event.h>
+#include <linux/perf_defer.h>
+
+#include "builtin.h"
+#include "util.h"
+
+#define MODULE_SYSFS_DIR	"/sys/module/perf_defer"
+#define PARANOID_PATH		"/proc/sys/kernel/perf_event_paranoid"
+
+static const char status_usage[] =
+	"usage: perf-defer status [-v]\n"
+	"\n"
+	"Show which deferred-callchain path this kernel offers: native (Linux >= 6.19),\n"
+	"the perf_defer module, or none.  Exits 0 when a path is available, 1 when none.\n"
+	"\n"
+	"    -v, --verbose    also show the recorder version, perf_event_paranoid and probe details\n"
+	"    -h, --help       show this help\n";
+
+/*
+ * Open (and close) a disabled cpu-clock sampling event on this task, the
+ * kind perf >= 6.19 probes defer_callchain with.  exclude_kernel keeps it
+ * allowed under perf_event_paranoid 2.  Returns 0 or an errno.
+ */
+static int event__probe(bool defer_callchain)
+{
+	struct perf_event_attr attr = {
+		.size		= sizeof(attr),
+		.type		= PERF_TYPE_SOFTWARE,
+		.config		= PERF_COUNT_SW_CPU_CLOCK,
+		.sample_period	= 100000,
+		.sample_type	= PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN,
+		.disabled	= 1,
+		.exclude_kernel	= 1,
+	};
+	int fd;
+
+	/* The host's <linux/perf_event.h> may predate the field: set the bit by hand. */
+	if (defer_callchain) {
+		char *flags = (char *)&attr + PERF_DEFER_ATTR_FLAGS_OFFSET;
+		uint64_t word;
+
+		memcpy(&word, flags, sizeof(word));
+		word |= 1ULL << PERF_DEFER_ATTR_BIT_DEFER_CALLCHAIN;
+		memcpy(flags, &word, sizeof(word));
+	}
+	fd = syscall(__NR_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	close(fd);
+	return 0;
+}
+
+/* Print the "native:" line; true when the kernel takes defer_callchain. */
+static bool status__native(bool verbose)
+{
+	int base = event__probe(false);
+	int defer = base ? 0 : event__probe(true);
+	int err = base ? base : defer;
+
+	if (verbose && base)
+		printf("native-probe: cpu-clock sampling event: %s\n", strerror(base));
+	else if (verbose)
+		printf("native-probe: cpu-clock sampling event opens; with defer_callchain: %s\n",
+		       defer ? strerror(defer) : "opens");
+	if (!err) {
+		puts("native: yes");
+		return true;
+	}
+	/* Kernels without the field reject the bit in __reserved_1. */
+	if (!base && (err == EINVAL || err == E2BIG)) {
+		puts("native: no");
+		return false;
+	}
+	printf("native: unknown (perf_event_open: %s%s)\n", strerror(err),
+	       err == EACCES || err == EPERM ? "; check kernel.perf_event_paranoid" : "");
+	return false;
+}
+
+/* Print the "module:" line; true when the module is usable. */
+static bool status__module(void)
+{
+	struct perf_defer_version v = { .size = sizeof(v) };
+	bool in_sysfs = !access(MODULE_SYSFS_DIR, F_OK);
+	bool absent;
+	int fd, err;
+
+	fd = open(PERF_DEFER_DEVICE_PATH, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = errno;
+		absent = err == ENOENT || err == ENXIO || err == ENODEV;
+		if (absent && !in_sysfs) {
+			puts("module: not loaded");
+			return false;
+		}
+		printf("module: loaded, unusable (%s: %s)\n", PERF_DEFER_DEVICE_PATH, strerror(err));
+		if (absent)
+			pr_err("module perf_defer is loaded but %s does not exist (is devtmpfs mounted?)",
+			       PERF_DEFER_DEVICE_PATH);
+		else if (err == EACCES || err == EPERM)
+			pr_err("cannot open %s: %s (the device is root-only, mode 0600: run as root)",
+			       PERF_DEFER_DEVICE_PATH, strerror(err));
+		else
+			pr_err("cannot open %s: %s", PERF_DEFER_DEVICE_PATH, strerror(err));
+		return false;
+	}
+	err = ioctl(fd, PERF_DEFER_IOC_GET_VERSION, &v) ? errno : 0;
+	close(fd);
+	if (err) {
+		printf("module: loaded, unusable (GET_VERSION: %s)\n", strerror(err));
+		pr_err("PERF_DEFER_IOC_GET_VERSION failed: %s; rebuild/reinstall the module",
+		       strerror(err));
+		return false;
+	}
+	if (v.major != PERF_DEFER_ABI_MAJOR) {
+		printf("module: loaded, ABI %u.%u (unsupported)\n", v.major, v.minor);
+		pr_err("module ABI %u.%u is not supported by this recorder (needs major %d); rebuild/reinstall the module",
+		       v.major, v.minor, PERF_DEFER_ABI_MAJOR);
+		return false;
+	}
+	printf("module: loaded, ABI %u.%u\n", v.major, v.minor);
+	return true;
+}
+
+static void status__paranoid(void)
+{
+	char buf[16];
+	FILE *f = fopen(PARANOID_PATH, "r");
+	bool ok = f && fgets(buf, sizeof(buf), f);
+
+	if (f)
+		fclose(f);
+	if (ok)
+		printf("perf_event_paranoid: %.*s\n", (int)strcspn(buf, "\n"), buf);
+	else
+		printf("perf_event_paranoid: unknown (cannot read %s)\n", PARANOID_PATH);
+}
+
+int cmd_status(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "verbose",	no_argument,	NULL, 'v' },
+		{ "help",	no_argument,	NULL, 'h' },
+		{ }
+	};
+	bool verbose = false, native, module;
+	struct utsname uts;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "+vh", options, NULL)) != -1) {
+		switch (c) {
+		case 'v':
+			verbose = true;
+			break;
+		case 'h':
+			fputs(status_usage, stdout);
+			return EXIT_OK;
+		default:	/* getopt has said what is wrong */
+			fputs(status_usage, stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		pr_err("unexpected argument '%s'", argv[optind]);
+		fputs(status_usage, stderr);
+		return EXIT_USAGE;
+	}
+
+	uname(&uts);
+	printf("kernel: %s\n", uts.release);
+	if (verbose) {
+		printf("recorder: %s, ABI %d.%d\n", PERF_DEFER_VERSION,
+		       PERF_DEFER_ABI_MAJOR, PERF_DEFER_ABI_MINOR);
+		status__paranoid();
+	}
+	native = status__native(verbose);
+	module = status__module();
+	printf("path: %s\n", native ? "native" : module ? "module" : "none");
+	if (native || module)
+		return EXIT_OK;
+	pr_err("neither native deferred callchains (Linux >= 6.19) nor the perf_defer module are available: load it with 'modprobe perf_defer' (or 'insmod module/perf_defer.ko'), or install it with 'dkms install'; 'perf-defer record' would fall back to --call-graph fp");
+	return EXIT_FAIL;
+}
