@@ -1,0 +1,79 @@
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# perf-defer: deferred user callchains for perf on kernels before 6.19.
+#
+#   make                 module (against KDIR), recorder, test programs
+#   make check           host tests + VM tests on Debian 6.1 (what CI runs)
+#   make check-all       the kernel matrix
+#   make demo            record a demo workload and show it through perf
+#   make install         recorder to $(PREFIX)/bin, module to /lib/modules
+#   make dkms-install    register, build and install the module with DKMS
+#   make lint            checkpatch + W=1 build of the module
+
+VERSION		:= 0.1.0
+PREFIX		?= /usr/local
+DESTDIR		?=
+CACHE		?= $(or $(PERF_DEFER_CACHE),/var/cache/perf-defer)
+
+# Kernel headers: the running kernel's, otherwise Debian 6.1's.
+KDIR ?= $(firstword $(wildcard /lib/modules/$(shell uname -r)/build) \
+		    $(lastword $(sort $(wildcard /lib/modules/6.1.*-amd64/build))))
+export KDIR
+
+DKMS_SRC	:= $(DESTDIR)/usr/src/perf-defer-$(VERSION)
+KSFT_DIR	:= $(CURDIR)/build/ksft
+
+all: module recorder tests
+
+module:
+	$(MAKE) -C module
+
+recorder:
+	$(MAKE) -C recorder PERF_DEFER_VERSION=$(VERSION)
+
+$(KSFT_DIR)/kselftest_harness.h:
+	mkdir -p $(KSFT_DIR)
+	cp "$$(scripts/ksrc)"/tools/testing/selftests/kselftest*.h $(KSFT_DIR)/
+
+tests: $(KSFT_DIR)/kselftest_harness.h recorder
+	$(MAKE) -C tests/vm KSFT_DIR=$(KSFT_DIR)
+	$(MAKE) -C tests/host KSFT_DIR=$(KSFT_DIR)
+	$(MAKE) -C tests/kmod
+
+check:
+	scripts/check
+
+check-all:
+	scripts/check --all
+
+demo:
+	scripts/demo
+
+lint:
+	scripts/lint
+
+install: recorder
+	$(MAKE) -C recorder install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/module INSTALL_MOD_PATH=$(DESTDIR) modules_install
+
+dkms-install:
+	rm -rf $(DKMS_SRC)
+	mkdir -p $(DKMS_SRC)/module $(DKMS_SRC)/include/uapi/linux
+	cp dkms.conf $(DKMS_SRC)/
+	cp module/Kbuild module/Makefile $(filter-out %.mod.c,$(wildcard module/*.[ch])) \
+		$(DKMS_SRC)/module/
+	cp include/uapi/linux/perf_defer.h $(DKMS_SRC)/include/uapi/linux/
+	dkms install perf-defer/$(VERSION) $(if $(KERNELRELEASE),-k $(KERNELRELEASE))
+
+dkms-uninstall:
+	-dkms remove perf-defer/$(VERSION) --all
+	rm -rf $(DKMS_SRC)
+
+clean:
+	-$(MAKE) -C module clean
+	$(MAKE) -C recorder clean
+	-$(MAKE) -C tests/kmod clean
+	rm -rf build
+
+.PHONY: all module recorder tests check check-all demo lint install \
+	dkms-install dkms-uninstall clean

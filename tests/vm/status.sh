@@ -1,0 +1,46 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# 'perf-defer status' in the guest, as TAP.
+#   status.sh none     no native support, module not loaded (6.1, 6.12)
+#   status.sh module   the module loaded from $PERF_DEFER_KO
+#   status.sh native   kernel >= 6.19, no module
+mode=${1:?usage: status.sh none|module|native}
+. "$(dirname "$0")/tap.sh"
+
+has() {
+	grep -qx "$1" /tmp/status.out
+	ok $? "status shows '$1'"
+}
+
+tap_plan 5
+[ "$mode" = module ] && insmod "$PERF_DEFER_KO"
+perf-defer status >/tmp/status.out 2>&1
+rc=$?
+sed 's/^/# /' /tmp/status.out
+has "kernel: $(uname -r)"
+case $mode in
+none)
+	has "native: no"
+	has "module: not loaded"
+	has "path: none"
+	[ "$rc" = 1 ] && grep -q "modprobe perf_defer" /tmp/status.out
+	ok $? "exit 1 with a hint how to load the module (rc=$rc)"
+	;;
+module)
+	has "native: no"
+	has "module: loaded, ABI 1.0"
+	has "path: module"
+	[ "$rc" = 0 ]
+	ok $? "exit 0 (rc=$rc)"
+	rmmod perf_defer
+	;;
+native)
+	has "native: yes"
+	has "module: not loaded"
+	has "path: native"
+	[ "$rc" = 0 ]
+	ok $? "exit 0 (rc=$rc)"
+	;;
+esac
+tap_done
