@@ -10,12 +10,14 @@
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/kernel.h>
+#include <linux/log2.h>
 #include <linux/stat.h>
 
 #include "perf_defer.h"
 
 umode_t pd_dev_mode = 0600;
 bool pd_verbose;
+unsigned int pd_pool_size = 1024;
 
 static int dev_mode_set(const char *val, const struct kernel_param *kp)
 {
@@ -45,6 +47,29 @@ module_param_cb(dev_mode, &dev_mode_ops, &pd_dev_mode, 0444);
 MODULE_PARM_DESC(dev_mode,
 		 "Octal file mode of /dev/perf_defer, read/write bits only (default: 0600)");
 
+static int pool_size_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int n;
+	int ret;
+
+	ret = kstrtouint(val, 0, &n);
+	if (ret)
+		return ret;
+	if (n < 16 || n > 65536 || !is_power_of_2(n))
+		return -EINVAL;
+	*(unsigned int *)kp->arg = n;
+	return 0;
+}
+
+static const struct kernel_param_ops pool_size_ops = {
+	.set = pool_size_set,
+	.get = param_get_uint,
+};
+
+module_param_cb(pool_size, &pool_size_ops, &pd_pool_size, 0444);
+MODULE_PARM_DESC(pool_size,
+		 "Deferred-unwind requests that can be pending at once, a power of two in 16..65536 (default: 1024)");
+
 module_param_named(verbose, pd_verbose, bool, 0644);
 MODULE_PARM_DESC(verbose, "Log sessions and attach/detach (default: N)");
 
@@ -52,20 +77,37 @@ static int __init perf_defer_init(void)
 {
 	int ret;
 
+	ret = pd_request_init();
+	if (ret)
+		goto err_request;
+	ret = pd_hooks_init();
+	if (ret)
+		goto err_hooks;
 	ret = pd_session_init();
 	if (ret)
 		goto err_session;
 
-	pr_info("loaded, ABI %d.%d\n", PERF_DEFER_ABI_MAJOR, PERF_DEFER_ABI_MINOR);
+	pr_info("loaded, ABI %d.%d, pool of %u requests\n",
+		PERF_DEFER_ABI_MAJOR, PERF_DEFER_ABI_MINOR, pd_pool_size);
 	return 0;
 
 err_session:
+	pd_hooks_exit();
+err_hooks:
+	pd_request_exit();
+err_request:
 	return ret;
 }
 
+/*
+ * Nothing is pending here: every open session and every queued request
+ * holds a module reference, so rmmod is refused until they are gone.
+ */
 static void __exit perf_defer_exit(void)
 {
 	pd_session_exit();
+	pd_hooks_exit();
+	pd_request_exit();
 	pr_info("unloaded\n");
 }
 

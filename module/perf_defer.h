@@ -2,16 +2,32 @@
 /*
  * Internal interfaces between the parts of perf_defer.ko.  Each part
  * exposes an x_init()/x_exit() pair, called by main.c in ladder order.
+ *
+ * Data path: hooks.c (kprobes, NMI/IRQ) -> request.c (cookie, pool,
+ * task_work) -> unwind.c (user frame pointers, faultable) -> ring.c
+ * (per-session per-CPU buffers) <- session.c (the char device).
  */
 #ifndef _PERF_DEFER_H
 #define _PERF_DEFER_H
 
 #include <linux/types.h>
+#include <linux/refcount.h>
+#include <linux/rculist.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
 #include <linux/perf_defer.h>
+
+/* Sessions open at once; a request keeps one attach slot per session. */
+#define PD_MAX_SESSIONS		16
+/* Events one session may attach (per-CPU events of a big machine fit). */
+#define PD_MAX_ATTACH		1024
+/* Deepest user chain walked; as upstream's unwind cache (4 KiB of words). */
+#define PD_MAX_DEPTH		511
 
 /* main.c: module parameters */
 extern umode_t pd_dev_mode;
 extern bool pd_verbose;
+extern unsigned int pd_pool_size;
 
 #define pd_dbg(fmt, ...)					\
 	do {							\
@@ -19,8 +35,87 @@ extern bool pd_verbose;
 			pr_info(fmt, ##__VA_ARGS__);		\
 	} while (0)
 
-/* session.c: the /dev/perf_defer misc device */
+struct perf_event;
+struct pid_namespace;
+struct pd_ring;
+
+/*
+ * A session: one open() of /dev/perf_defer.  Freed when the file is
+ * released and no attach (and so no pending request) refers to it.
+ */
+struct pd_session {
+	refcount_t		ref;
+	unsigned int		idx;		/* slot in pd_sessions[] */
+	struct list_head	attaches;	/* under pd_lock */
+	unsigned int		nr_attached;
+	u32			data_pages;
+	struct pd_ring		**rings;	/* per possible CPU, once set up */
+	bool			closed;
+	wait_queue_head_t	wq;
+};
+
+/*
+ * An attached event.  Hashed by event while attached (RCU, read from
+ * NMI); the sample_id fields are copied at attach so that records can be
+ * written after the event itself is gone.
+ */
+struct pd_attach {
+	struct hlist_node	node;		/* pd_attach_hash */
+	struct list_head	list;		/* session->attaches */
+	refcount_t		ref;		/* hash + each request slot */
+	struct perf_event	*event;		/* hash key only */
+	struct file		*file;		/* held while attached */
+	struct pd_session	*sess;
+	unsigned int		idx;		/* sess->idx */
+	u64			sample_type;
+	u64			id;
+	struct pid_namespace	*ns;
+	int			clockid;	/* -1: local_clock() */
+	u16			max_stack;
+	bool			sample_id_all;
+	struct rcu_head		rcu;
+	struct work_struct	free_work;
+};
+
+/* Counters, per CPU, summed by PERF_DEFER_IOC_GET_STATS. */
+struct pd_counters {
+	u64	requests;
+	u64	dedup;
+	u64	unwinds;
+	u64	records;
+	u64	drops;
+	u64	pool_empty;
+	u64	exit_pending;
+};
+
+DECLARE_PER_CPU(struct pd_counters, pd_counters);
+#define pd_count(field)	this_cpu_inc(pd_counters.field)
+
+/* hooks.c */
+int pd_hooks_init(void);
+void pd_hooks_exit(void);
+bool pd_is_perf_file(struct file *file);
+
+/* request.c */
+int pd_request_init(void);
+void pd_request_exit(void);
+u64 pd_request(struct pd_attach *att, bool from_user);
+int pd_requests_pending(void);
+
+/* unwind.c */
+unsigned int pd_unwind_user(u64 *ips, unsigned int max);
+
+/* ring.c */
+int pd_rings_alloc(struct pd_session *s);
+void pd_rings_free(struct pd_session *s);
+int pd_ring_mmap(struct pd_session *s, struct vm_area_struct *vma);
+bool pd_rings_readable(struct pd_session *s);
+void pd_ring_emit(struct pd_attach *att, u64 cookie, const u64 *ips, unsigned int nr);
+
+/* session.c */
 int pd_session_init(void);
 void pd_session_exit(void);
+struct pd_attach *pd_attach_find(struct perf_event *event);
+void pd_attach_put(struct pd_attach *att);
 
 #endif /* _PERF_DEFER_H */

@@ -1,16 +1,88 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The /dev/perf_defer misc device.  Each open() is one session; the
- * ioctls are defined in include/uapi/linux/perf_defer.h.
+ * The /dev/perf_defer misc device.  Each open() is one session: it attaches
+ * perf events by fd, and reads its records from per-CPU rings it maps.
+ * The ioctls are defined in include/uapi/linux/perf_defer.h.
+ *
+ * Lifetimes: an attach holds its perf file and a session reference; each
+ * pending request holds an attach reference.  Attaches are hashed for the
+ * NMI-side lookup under RCU and freed after a grace period, from a work
+ * item (freeing a session may sleep).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/file.h>
 #include <linux/fs.h>
+#include <linux/hashtable.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
+#include <linux/perf_event.h>
+#include <linux/pid_namespace.h>
+#include <linux/poll.h>
+#include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <linux/workqueue.h>
 
 #include "perf_defer.h"
+
+static DEFINE_HASHTABLE(pd_attach_hash, 10);
+/* attach/detach, the hash's writers, and pd_sessions[] */
+static DEFINE_MUTEX(pd_lock);
+static struct pd_session *pd_sessions[PD_MAX_SESSIONS];
+static struct workqueue_struct *pd_wq;
+
+/* Look an event up; callers are in an RCU (or preempt-off) section. */
+struct pd_attach *pd_attach_find(struct perf_event *event)
+{
+	struct pd_attach *att, *found = NULL;
+
+	rcu_read_lock();
+	hash_for_each_possible_rcu(pd_attach_hash, att, node, (unsigned long)event) {
+		if (att->event == event) {
+			found = att;
+			break;
+		}
+	}
+	rcu_read_unlock();
+	return found;
+}
+
+static void pd_session_put(struct pd_session *s)
+{
+	if (!refcount_dec_and_test(&s->ref))
+		return;
+	pd_rings_free(s);
+	mutex_lock(&pd_lock);
+	pd_sessions[s->idx] = NULL;
+	mutex_unlock(&pd_lock);
+	kfree(s);
+}
+
+static void pd_attach_free_work(struct work_struct *work)
+{
+	struct pd_attach *att = container_of(work, struct pd_attach, free_work);
+
+	put_pid_ns(att->ns);
+	pd_session_put(att->sess);
+	kfree(att);
+}
+
+static void pd_attach_free_rcu(struct rcu_head *rcu)
+{
+	struct pd_attach *att = container_of(rcu, struct pd_attach, rcu);
+
+	INIT_WORK(&att->free_work, pd_attach_free_work);
+	queue_work(pd_wq, &att->free_work);
+}
+
+/* Drop a reference; task context, never NMI. */
+void pd_attach_put(struct pd_attach *att)
+{
+	if (!refcount_dec_and_test(&att->ref))
+		return;
+	/* unhashed already; NMI-side readers may still hold it */
+	call_rcu(&att->rcu, pd_attach_free_rcu);
+}
 
 /*
  * Copy an ioctl argument that starts with a __u32 size: the size must be
@@ -46,27 +118,248 @@ static long pd_ioctl_get_version(void __user *uarg)
 	return copy_to_user(uarg, &v, sizeof(v)) ? -EFAULT : 0;
 }
 
+/* The perf event behind a caller's fd; holds the file on success. */
+static struct perf_event *pd_perf_fget(int fd, struct file **filep)
+{
+	struct file *file = fget(fd);
+
+	if (!file)
+		return ERR_PTR(-EBADF);
+	if (!pd_is_perf_file(file)) {
+		fput(file);
+		return ERR_PTR(-EINVAL);
+	}
+	*filep = file;
+	return file->private_data;
+}
+
+static int pd_attach(struct pd_session *s, struct perf_event *event,
+		     struct file *file)
+{
+	const struct perf_event_attr *attr = &event->attr;
+	struct pd_attach *att;
+	int ret;
+
+	if (!(attr->sample_type & PERF_SAMPLE_CALLCHAIN) ||
+	    attr->exclude_callchain_user || !attr->sample_period)
+		return -EINVAL;
+	if (s->nr_attached >= PD_MAX_ATTACH)
+		return -ENOSPC;
+	if (pd_attach_find(event))
+		return -EEXIST;
+	ret = pd_rings_alloc(s);
+	if (ret)
+		return ret;
+
+	att = kzalloc(sizeof(*att), GFP_KERNEL);
+	if (!att)
+		return -ENOMEM;
+	refcount_set(&att->ref, 1);
+	att->event = event;
+	att->file = file;
+	att->sess = s;
+	att->idx = s->idx;
+	att->sample_type = attr->sample_type;
+	att->sample_id_all = attr->sample_id_all;
+	att->id = event->id;
+	att->ns = get_pid_ns(event->ns);
+	att->clockid = attr->use_clockid ? attr->clockid : -1;
+	att->max_stack = attr->sample_max_stack ?: PERF_MAX_STACK_DEPTH;
+	refcount_inc(&s->ref);
+
+	list_add_tail(&att->list, &s->attaches);
+	s->nr_attached++;
+	hash_add_rcu(pd_attach_hash, &att->node, (unsigned long)event);
+	pd_dbg("attached event %llu\n", att->id);
+	return 0;
+}
+
+static void pd_detach(struct pd_session *s, struct pd_attach *att)
+{
+	hash_del_rcu(&att->node);
+	list_del(&att->list);
+	s->nr_attached--;
+	fput(att->file);
+	att->file = NULL;
+	pd_dbg("detached event %llu\n", att->id);
+	pd_attach_put(att);
+}
+
+static long pd_ioctl_attach(struct pd_session *s, void __user *uarg, bool attach)
+{
+	struct perf_defer_attach a;
+	struct perf_event *event;
+	struct pd_attach *att;
+	struct file *file;
+	int ret;
+
+	ret = pd_copy_arg(&a, uarg, sizeof(a));
+	if (ret)
+		return ret;
+	if (a.__reserved)
+		return -EINVAL;
+	event = pd_perf_fget(a.perf_fd, &file);
+	if (IS_ERR(event))
+		return PTR_ERR(event);
+
+	mutex_lock(&pd_lock);
+	if (attach) {
+		ret = pd_attach(s, event, file);
+		if (!ret)
+			file = NULL;	/* the attach holds it now */
+	} else {
+		ret = -ENOENT;
+		list_for_each_entry(att, &s->attaches, list) {
+			if (att->event == event) {
+				pd_detach(s, att);
+				ret = 0;
+				break;
+			}
+		}
+	}
+	mutex_unlock(&pd_lock);
+	if (file)
+		fput(file);
+	return ret;
+}
+
+static long pd_ioctl_set_ring(struct pd_session *s, void __user *uarg)
+{
+	struct perf_defer_ring r;
+	int ret;
+
+	ret = pd_copy_arg(&r, uarg, sizeof(r));
+	if (ret)
+		return ret;
+	if (r.__reserved || !r.data_pages || !is_power_of_2(r.data_pages) ||
+	    r.data_pages > PERF_DEFER_RING_MAX_PAGES)
+		return -EINVAL;
+
+	mutex_lock(&pd_lock);
+	if (s->rings)
+		ret = -EBUSY;
+	else
+		s->data_pages = r.data_pages;
+	mutex_unlock(&pd_lock);
+	return ret;
+}
+
+static long pd_ioctl_get_stats(void __user *uarg)
+{
+	struct perf_defer_stats st;
+	int ret, cpu;
+
+	ret = pd_copy_arg(&st, uarg, sizeof(st));
+	if (ret)
+		return ret;
+	if (st.__reserved)
+		return -EINVAL;
+
+	st = (struct perf_defer_stats){ .size = sizeof(st) };
+	for_each_possible_cpu(cpu) {
+		const struct pd_counters *c = per_cpu_ptr(&pd_counters, cpu);
+
+		st.requests += READ_ONCE(c->requests);
+		st.dedup += READ_ONCE(c->dedup);
+		st.unwinds += READ_ONCE(c->unwinds);
+		st.records += READ_ONCE(c->records);
+		st.drops += READ_ONCE(c->drops);
+		st.pool_empty += READ_ONCE(c->pool_empty);
+		st.exit_pending += READ_ONCE(c->exit_pending);
+	}
+	st.pending = pd_requests_pending();
+	return copy_to_user(uarg, &st, sizeof(st)) ? -EFAULT : 0;
+}
+
 static long pd_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
+	struct pd_session *s = file->private_data;
 	void __user *uarg = (void __user *)arg;
 
 	switch (cmd) {
 	case PERF_DEFER_IOC_GET_VERSION:
 		return pd_ioctl_get_version(uarg);
+	case PERF_DEFER_IOC_ATTACH:
+		return pd_ioctl_attach(s, uarg, true);
+	case PERF_DEFER_IOC_DETACH:
+		return pd_ioctl_attach(s, uarg, false);
+	case PERF_DEFER_IOC_SET_RING:
+		return pd_ioctl_set_ring(s, uarg);
+	case PERF_DEFER_IOC_GET_STATS:
+		return pd_ioctl_get_stats(uarg);
 	default:
 		return -ENOTTY;
 	}
 }
 
+static int pd_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct pd_session *s = file->private_data;
+	int ret;
+
+	if (!(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
+	mutex_lock(&pd_lock);
+	ret = pd_rings_alloc(s);
+	if (!ret)
+		ret = pd_ring_mmap(s, vma);
+	mutex_unlock(&pd_lock);
+	return ret;
+}
+
+static __poll_t pd_poll(struct file *file, poll_table *wait)
+{
+	struct pd_session *s = file->private_data;
+
+	poll_wait(file, &s->wq, wait);
+	return pd_rings_readable(s) ? EPOLLIN | EPOLLRDNORM : 0;
+}
+
 static int pd_open(struct inode *inode, struct file *file)
 {
-	pd_dbg("session opened by pid %d\n", task_tgid_nr(current));
+	struct pd_session *s;
+	unsigned int i;
+	int ret = -EBUSY;
+
+	s = kzalloc(sizeof(*s), GFP_KERNEL);
+	if (!s)
+		return -ENOMEM;
+	refcount_set(&s->ref, 1);
+	INIT_LIST_HEAD(&s->attaches);
+	init_waitqueue_head(&s->wq);
+	s->data_pages = PERF_DEFER_RING_DEF_PAGES;
+
+	mutex_lock(&pd_lock);
+	for (i = 0; i < PD_MAX_SESSIONS; i++) {
+		if (!pd_sessions[i]) {
+			pd_sessions[i] = s;
+			s->idx = i;
+			ret = 0;
+			break;
+		}
+	}
+	mutex_unlock(&pd_lock);
+	if (ret) {
+		kfree(s);
+		return ret;
+	}
+	file->private_data = s;
+	pd_dbg("session %u opened by pid %d\n", s->idx, task_tgid_nr(current));
 	return stream_open(inode, file);
 }
 
 static int pd_release(struct inode *inode, struct file *file)
 {
-	pd_dbg("session closed\n");
+	struct pd_session *s = file->private_data;
+	struct pd_attach *att, *tmp;
+
+	mutex_lock(&pd_lock);
+	WRITE_ONCE(s->closed, true);
+	list_for_each_entry_safe(att, tmp, &s->attaches, list)
+		pd_detach(s, att);
+	mutex_unlock(&pd_lock);
+	pd_dbg("session %u closed\n", s->idx);
+	pd_session_put(s);
 	return 0;
 }
 
@@ -76,6 +369,8 @@ static const struct file_operations pd_fops = {
 	.release	= pd_release,
 	.unlocked_ioctl	= pd_ioctl,
 	.compat_ioctl	= compat_ptr_ioctl,
+	.mmap		= pd_mmap,
+	.poll		= pd_poll,
 };
 
 static struct miscdevice pd_misc = {
@@ -88,14 +383,27 @@ int pd_session_init(void)
 {
 	int ret;
 
+	pd_wq = alloc_workqueue("perf_defer", 0, 0);
+	if (!pd_wq)
+		return -ENOMEM;
+
 	pd_misc.mode = pd_dev_mode;
 	ret = misc_register(&pd_misc);
-	if (ret)
+	if (ret) {
 		pr_err("cannot register /dev/%s: %d\n", PERF_DEFER_DEVICE_NAME, ret);
+		goto err_misc;
+	}
+	return 0;
+
+err_misc:
+	destroy_workqueue(pd_wq);
 	return ret;
 }
 
 void pd_session_exit(void)
 {
 	misc_deregister(&pd_misc);
+	/* attaches freed by requests that ended just before */
+	rcu_barrier();
+	destroy_workqueue(pd_wq);
 }

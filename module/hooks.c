@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Hooks into perf's sampling path, with (ftrace-based) kprobes:
+ *
+ *  - perf_callchain(event, regs) notes, per CPU and context level, which
+ *    attached event is taking this sample;
+ *  - perf_callchain_user(ctx, regs) then, for such an event, turns the
+ *    PERF_CONTEXT_USER mark get_perf_callchain() just stored into
+ *    PERF_CONTEXT_USER_DEFERRED, appends the request's cookie and skips
+ *    the in-NMI user walk by returning through a 'ret' stub, as the
+ *    kernel's own error injection does.
+ *
+ * Events that no session attached are left alone.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/kprobes.h>
+#include <linux/objtool.h>
+#include <linux/perf_event.h>
+#include <linux/percpu.h>
+#include <linux/preempt.h>
+#include <linux/sched.h>
+#include <linux/sched/task_stack.h>
+#include <asm/linkage.h>
+#include <asm/ptrace.h>
+
+#include "perf_defer.h"
+
+asmlinkage void pd_ret_stub(void);
+
+/* Entered by 'ret'-ing from the ftrace trampoline: no ENDBR needed. */
+asm(
+	".text\n"
+	".type pd_ret_stub, @function\n"
+	".globl pd_ret_stub\n"
+	"pd_ret_stub:\n"
+		ANNOTATE_NOENDBR
+		ASM_RET
+	".size pd_ret_stub, .-pd_ret_stub\n"
+);
+
+/* What perf_callchain() told us, per context level (task/softirq/irq/NMI). */
+struct pd_slot {
+	struct perf_event	*event;	/* attached (parent) event, key only */
+	struct pt_regs		*regs;	/* the sample's regs */
+};
+
+static DEFINE_PER_CPU(struct pd_slot, pd_slots[4]);
+
+static const struct file_operations *pd_perf_fops;
+
+bool pd_is_perf_file(struct file *file)
+{
+	return file->f_op == pd_perf_fops;
+}
+
+/* NMI-safe: no locks, no allocation, no sleeping. */
+static int pd_pre_perf_callchain(struct kprobe *p, struct pt_regs *regs)
+{
+	struct perf_event *event = (struct perf_event *)regs->di;
+	struct pd_slot *slot = this_cpu_ptr(&pd_slots[interrupt_context_level()]);
+	struct perf_event *key = event->parent ?: event;
+
+	slot->event = NULL;
+	/* get_perf_callchain() walks the user stack only under these */
+	if (event->attr.exclude_callchain_user || !current->mm ||
+	    (event->ctx->task && event->ctx->task != current))
+		return 0;
+	if (!pd_attach_find(key))
+		return 0;
+	slot->event = key;
+	slot->regs = (struct pt_regs *)regs->si;
+	return 0;
+}
+NOKPROBE_SYMBOL(pd_pre_perf_callchain);
+
+/* NMI-safe: no locks, no allocation, no sleeping. */
+static int pd_pre_perf_callchain_user(struct kprobe *p, struct pt_regs *regs)
+{
+	struct perf_callchain_entry_ctx *ctx = (void *)regs->di;
+	struct pt_regs *uregs = (struct pt_regs *)regs->si;
+	struct pd_slot *slot = this_cpu_ptr(&pd_slots[interrupt_context_level()]);
+	struct perf_callchain_entry *entry = ctx->entry;
+	struct perf_event *key = slot->event;
+	struct pd_attach *att;
+	bool from_user;
+	u64 cookie;
+
+	slot->event = NULL;
+	if (!key)
+		return 0;
+	/* Only the walk that follows our perf_callchain() on this level. */
+	from_user = user_mode(slot->regs);
+	if (uregs != (from_user ? slot->regs : task_pt_regs(current)))
+		return 0;
+	if (current->flags & (PF_KTHREAD | PF_EXITING))
+		return 0;
+	if (!entry->nr || entry->ip[entry->nr - 1] != PERF_CONTEXT_USER)
+		return 0;
+	/* The cookie needs one entry of room. */
+	if (ctx->nr >= ctx->max_stack || ctx->contexts_maxed)
+		return 0;
+	att = pd_attach_find(key);
+	if (!att)
+		return 0;
+	cookie = pd_request(att, from_user);
+	if (!cookie)
+		return 0;
+
+	entry->ip[entry->nr - 1] = PERF_DEFER_CONTEXT_USER_DEFERRED;
+	perf_callchain_store(ctx, cookie);
+	regs->ip = (unsigned long)pd_ret_stub;
+	return 1;
+}
+NOKPROBE_SYMBOL(pd_pre_perf_callchain_user);
+
+static struct kprobe pd_kp_callchain = {
+	.symbol_name	= "perf_callchain",
+	.pre_handler	= pd_pre_perf_callchain,
+};
+
+static struct kprobe pd_kp_callchain_user = {
+	.symbol_name	= "perf_callchain_user",
+	.pre_handler	= pd_pre_perf_callchain_user,
+};
+
+/* kallsyms_lookup_name() is not exported: find it through a kprobe. */
+static unsigned long pd_lookup_name(const char *name)
+{
+	struct kprobe kp = { .symbol_name = "kallsyms_lookup_name" };
+	unsigned long (*lookup)(const char *name);
+	int ret;
+
+	ret = register_kprobe(&kp);
+	if (ret < 0)
+		return 0;
+	lookup = (void *)kp.addr;
+	unregister_kprobe(&kp);
+	return lookup ? lookup(name) : 0;
+}
+
+int pd_hooks_init(void)
+{
+	int ret;
+
+	pd_perf_fops = (void *)pd_lookup_name("perf_fops");
+	if (!pd_perf_fops) {
+		pr_err("cannot find perf_fops (needs CONFIG_KALLSYMS_ALL and CONFIG_KPROBES)\n");
+		return -ENOENT;
+	}
+
+	ret = register_kprobe(&pd_kp_callchain_user);
+	if (ret) {
+		pr_err("cannot probe perf_callchain_user: %d\n", ret);
+		goto err_user;
+	}
+	ret = register_kprobe(&pd_kp_callchain);
+	if (ret) {
+		pr_err("cannot probe perf_callchain: %d\n", ret);
+		goto err_callchain;
+	}
+	return 0;
+
+err_callchain:
+	unregister_kprobe(&pd_kp_callchain_user);
+err_user:
+	return ret;
+}
+
+void pd_hooks_exit(void)
+{
+	/* unregister_kprobe() waits until no handler runs anymore */
+	unregister_kprobe(&pd_kp_callchain);
+	unregister_kprobe(&pd_kp_callchain_user);
+}

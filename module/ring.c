@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Per-session, per-CPU ring buffers, laid out as perf's: a control page
+ * (struct perf_defer_mmap_page) then 2^n data pages, mapped by the reader.
+ * Records are written from task context only (the unwind task_work), with
+ * preemption disabled, so each ring has one writer at a time and no
+ * NMI-side code ever touches it.  A full ring drops records, counts them,
+ * and reports them with a PERF_RECORD_LOST once there is room again.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/mm.h>
+#include <linux/perf_event.h>
+#include <linux/pid_namespace.h>
+#include <linux/sched.h>
+#include <linux/sched/clock.h>
+#include <linux/slab.h>
+#include <linux/timekeeping.h>
+#include <linux/vmalloc.h>
+
+#include "perf_defer.h"
+
+struct pd_ring {
+	struct perf_defer_mmap_page	*page;	/* control page, then data */
+	u8				*data;
+	u64				size;	/* bytes of data, power of two */
+	u64				head;	/* the writer's copy of data_head */
+	u64				lost;	/* drops not reported yet */
+};
+
+static size_t pd_ring_bytes(struct pd_session *s)
+{
+	return (size_t)(1 + s->data_pages) << PAGE_SHIFT;
+}
+
+int pd_rings_alloc(struct pd_session *s)
+{
+	struct pd_ring **rings;
+	int cpu;
+
+	if (s->rings)
+		return 0;
+	rings = kcalloc(nr_cpu_ids, sizeof(*rings), GFP_KERNEL);
+	if (!rings)
+		return -ENOMEM;
+	for_each_possible_cpu(cpu) {
+		struct pd_ring *r = kzalloc(sizeof(*r), GFP_KERNEL);
+
+		if (!r)
+			goto nomem;
+		rings[cpu] = r;
+		r->page = vmalloc_user(pd_ring_bytes(s));
+		if (!r->page)
+			goto nomem;
+		r->size = (u64)s->data_pages << PAGE_SHIFT;
+		r->data = (u8 *)r->page + PAGE_SIZE;
+		r->page->version = PERF_DEFER_ABI_MAJOR;
+		r->page->cpu = cpu;
+		r->page->data_offset = PAGE_SIZE;
+		r->page->data_size = r->size;
+	}
+	/* pairs with smp_load_acquire() in pd_ring_emit() */
+	smp_store_release(&s->rings, rings);
+	return 0;
+
+nomem:
+	for_each_possible_cpu(cpu) {
+		if (rings[cpu])
+			vfree(rings[cpu]->page);
+		kfree(rings[cpu]);
+	}
+	kfree(rings);
+	return -ENOMEM;
+}
+
+void pd_rings_free(struct pd_session *s)
+{
+	int cpu;
+
+	if (!s->rings)
+		return;
+	for_each_possible_cpu(cpu) {
+		vfree(s->rings[cpu]->page);
+		kfree(s->rings[cpu]);
+	}
+	kfree(s->rings);
+	s->rings = NULL;
+}
+
+int pd_ring_mmap(struct pd_session *s, struct vm_area_struct *vma)
+{
+	unsigned long per_cpu = 1 + s->data_pages;
+	unsigned long cpu = vma->vm_pgoff / per_cpu;
+
+	if (vma->vm_pgoff % per_cpu || cpu >= nr_cpu_ids || !cpu_possible(cpu) ||
+	    vma->vm_end - vma->vm_start != pd_ring_bytes(s))
+		return -EINVAL;
+	if (vma->vm_flags & VM_EXEC)
+		return -EPERM;
+	return remap_vmalloc_range(vma, s->rings[cpu]->page, 0);
+}
+
+bool pd_rings_readable(struct pd_session *s)
+{
+	/* pairs with smp_store_release() in pd_rings_alloc() */
+	struct pd_ring **rings = smp_load_acquire(&s->rings);
+	int cpu;
+
+	if (!rings)
+		return false;
+	for_each_possible_cpu(cpu) {
+		struct perf_defer_mmap_page *pg = rings[cpu]->page;
+
+		if (READ_ONCE(pg->data_head) != READ_ONCE(pg->data_tail))
+			return true;
+	}
+	return false;
+}
+
+static u64 pd_clock(const struct pd_attach *att)
+{
+	switch (att->clockid) {
+	case CLOCK_MONOTONIC:
+		return ktime_get_mono_fast_ns();
+	case CLOCK_MONOTONIC_RAW:
+		return ktime_get_raw_fast_ns();
+	case CLOCK_REALTIME:
+		return ktime_get_real_ns();
+	case CLOCK_BOOTTIME:
+		return ktime_get_boottime_ns();
+	case CLOCK_TAI:
+		return ktime_get_clocktai_ns();
+	default:
+		return local_clock();	/* perf_clock() */
+	}
+}
+
+/* The sample_id trailer of @att's event, in perf's order; returns words. */
+static unsigned int pd_sample_id(const struct pd_attach *att, u64 *id, int cpu)
+{
+	u64 type = att->sample_type;
+	unsigned int n = 0;
+
+	if (!att->sample_id_all)
+		return 0;
+	if (type & PERF_SAMPLE_TID)
+		id[n++] = (u64)task_pid_nr_ns(current, att->ns) << 32 |
+			  (u32)task_tgid_nr_ns(current, att->ns);
+	if (type & PERF_SAMPLE_TIME)
+		id[n++] = pd_clock(att);
+	if (type & PERF_SAMPLE_ID)
+		id[n++] = att->id;
+	if (type & PERF_SAMPLE_STREAM_ID)
+		id[n++] = att->id;
+	if (type & PERF_SAMPLE_CPU)
+		id[n++] = (u32)cpu;
+	if (type & PERF_SAMPLE_IDENTIFIER)
+		id[n++] = att->id;
+	return n;
+}
+
+static void pd_ring_put(struct pd_ring *r, const void *src, size_t len)
+{
+	size_t off = r->head & (r->size - 1);
+	size_t first = min_t(size_t, len, r->size - off);
+
+	memcpy(r->data + off, src, first);
+	memcpy(r->data, (const u8 *)src + first, len - first);
+	r->head += len;
+}
+
+/*
+ * Write one PERF_RECORD_CALLCHAIN_DEFERRED for @att into its session's
+ * ring of this CPU.  Task context only.
+ */
+void pd_ring_emit(struct pd_attach *att, u64 cookie, const u64 *ips,
+		  unsigned int nr)
+{
+	struct pd_session *s = att->sess;
+	/* pairs with smp_store_release() in pd_rings_alloc() */
+	struct pd_ring **rings = smp_load_acquire(&s->rings);
+	struct perf_event_header hdr;
+	u64 id[6], body[2], used;
+	unsigned int nid;
+	size_t size, lost_size;
+	struct pd_ring *r;
+	int cpu;
+
+	if (!rings || READ_ONCE(s->closed))
+		return;
+
+	cpu = get_cpu();
+	r = rings[cpu];
+	nid = pd_sample_id(att, id, cpu);
+	size = sizeof(hdr) + sizeof(body) + (nr + nid) * sizeof(u64);
+	lost_size = r->lost ? sizeof(hdr) + sizeof(body) + nid * sizeof(u64) : 0;
+
+	/*
+	 * data_tail is the reader's (acquire: it is done with the bytes it
+	 * releases); a bogus value only makes the ring look full.
+	 */
+	used = r->head - smp_load_acquire(&r->page->data_tail);
+	if (used > r->size || r->size - used < lost_size + size) {
+		r->lost++;
+		r->page->lost++;
+		pd_count(drops);
+		goto out;
+	}
+
+	if (lost_size) {
+		hdr = (struct perf_event_header) {
+			.type = PERF_RECORD_LOST, .size = lost_size,
+		};
+		body[0] = att->id;
+		body[1] = r->lost;
+		pd_ring_put(r, &hdr, sizeof(hdr));
+		pd_ring_put(r, body, sizeof(body));
+		pd_ring_put(r, id, nid * sizeof(u64));
+		r->lost = 0;
+	}
+
+	hdr = (struct perf_event_header) {
+		.type = PERF_DEFER_RECORD_CALLCHAIN_DEFERRED,
+		.misc = PERF_RECORD_MISC_USER,
+		.size = size,
+	};
+	body[0] = cookie;
+	body[1] = nr;
+	pd_ring_put(r, &hdr, sizeof(hdr));
+	pd_ring_put(r, body, sizeof(body));
+	pd_ring_put(r, ips, nr * sizeof(u64));
+	pd_ring_put(r, id, nid * sizeof(u64));
+	pd_count(records);
+
+	/* the record is in place before the reader can see the new head */
+	smp_store_release(&r->page->data_head, r->head);
+	wake_up_interruptible(&s->wq);
+out:
+	put_cpu();
+}
