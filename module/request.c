@@ -32,8 +32,8 @@
 #define PD_PROBE	8
 
 enum pd_state {
-	PD_PENDING,	/* queued: samples of the same entry join it */
-	PD_RUNNING,	/* task_work started: later samples get a new request */
+	PD_PENDING,	/* samples of the same kernel entry join it */
+	PD_CLOSING,	/* last pass of the task_work: samples make a new one */
 };
 
 struct pd_request {
@@ -75,9 +75,10 @@ static void pd_task_work(struct callback_head *cb);
 
 /*
  * Find current's pending request, or claim a free slot for a new one.
- * NMI-safe: no locks, no allocation, no sleeping.  Only current's own CPU
- * ever looks for current, so a PENDING request found here cannot change
- * state under us except by our own nesting.
+ * NMI-safe: no locks, no allocation, no sleeping.  Only interrupts of
+ * current itself look for current, so a PENDING request found here cannot
+ * change state until we return: the task_work that would change it is
+ * what we interrupted, if anything.
  */
 static struct pd_request *pd_request_get(bool *joined)
 {
@@ -163,43 +164,66 @@ fallback:
 	return 0;
 }
 
-static void pd_task_work(struct callback_head *cb)
+/* Take the request's attach slots; returns the deepest max_stack asked. */
+static unsigned int pd_take_slots(struct pd_request *r, struct pd_attach **att)
 {
-	struct pd_request *r = container_of(cb, struct pd_request, work);
-	unsigned int i, depth = 0, nr = 0;
-	struct pd_attach *att[PD_MAX_SESSIONS];
-	u64 *ips = NULL;
+	unsigned int i, depth = 0;
 
-	/* From here on, samples of this task make a new request. */
-	WRITE_ONCE(r->state, PD_RUNNING);
-	barrier();
 	for (i = 0; i < PD_MAX_SESSIONS; i++) {
 		att[i] = xchg(&r->att[i], NULL);
 		if (att[i])
 			depth = max_t(unsigned int, depth, att[i]->max_stack);
 	}
+	return depth;
+}
 
-	if (current->flags & PF_EXITING) {
-		pd_count(exit_pending);
-	} else if (depth) {
-		depth = min_t(unsigned int, depth, PD_MAX_DEPTH);
-		ips = kmalloc_array(depth, sizeof(*ips), GFP_KERNEL);
-		if (ips) {
-			nr = pd_unwind_user(ips, depth);
-			pd_count(unwinds);
+/*
+ * The unwind, on the task's way back to user space.  Samples taken while
+ * it runs (its own page faults, a slow walk) are still in this kernel
+ * entry: they join the request, and a last pass, after the request stops
+ * taking joiners, writes the records of sessions that joined late.  So each
+ * session gets one record per entry, and the stack is walked once.
+ */
+static void pd_task_work(struct callback_head *cb)
+{
+	struct pd_request *r = container_of(cb, struct pd_request, work);
+	bool exiting = current->flags & PF_EXITING;
+	struct pd_attach *att[PD_MAX_SESSIONS];
+	unsigned long emitted = 0;
+	unsigned int i, depth, nr = 0;
+	bool walked = false, last;
+	u64 *ips = NULL;
+
+	do {
+		last = READ_ONCE(r->state) == PD_CLOSING;
+		depth = pd_take_slots(r, att);
+		if (depth && !walked && !exiting) {
+			depth = min_t(unsigned int, depth, PD_MAX_DEPTH);
+			ips = kmalloc_array(depth, sizeof(*ips), GFP_KERNEL);
+			if (ips) {
+				nr = pd_unwind_user(ips, depth);
+				pd_count(unwinds);
+			}
+			walked = true;
 		}
-	}
+		for (i = 0; i < PD_MAX_SESSIONS; i++) {
+			if (!att[i])
+				continue;
+			if (ips && !(emitted & BIT(i)))
+				pd_ring_emit(att[i], r->cookie, ips,
+					     min_t(unsigned int, nr, att[i]->max_stack));
+			else if (!ips && !exiting)
+				pd_count(drops);	/* no memory for the walk */
+			emitted |= BIT(i);
+			pd_attach_put(att[i]);
+		}
+		/* interrupts of this task see this before we look again */
+		WRITE_ONCE(r->state, PD_CLOSING);
+		barrier();
+	} while (!last);
 
-	for (i = 0; i < PD_MAX_SESSIONS; i++) {
-		if (!att[i])
-			continue;
-		if (ips)
-			pd_ring_emit(att[i], r->cookie, ips,
-				     min_t(unsigned int, nr, att[i]->max_stack));
-		else if (!(current->flags & PF_EXITING))
-			pd_count(drops);	/* no memory for the walk */
-		pd_attach_put(att[i]);
-	}
+	if (exiting && emitted)
+		pd_count(exit_pending);
 	kfree(ips);
 
 	pd_request_release(r);
