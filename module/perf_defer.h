@@ -110,7 +110,8 @@ int pd_rings_alloc(struct pd_session *s);
 void pd_rings_free(struct pd_session *s);
 int pd_ring_mmap(struct pd_session *s, struct vm_area_struct *vma);
 bool pd_rings_readable(struct pd_session *s);
-void pd_ring_emit(struct pd_attach *att, u64 cookie, const u64 *ips, unsigned int nr);
+void pd_ring_emit(struct pd_attach *att, u64 cookie, const u64 *ips, unsigned int nr,
+		  u64 min_local);
 
 /* session.c */
 int pd_session_init(void);

@@ -23,6 +23,7 @@
 #include <linux/module.h>
 #include <linux/percpu.h>
 #include <linux/sched.h>
+#include <linux/sched/clock.h>
 #include <linux/slab.h>
 #include <linux/task_work.h>
 #include <linux/vmalloc.h>
@@ -40,6 +41,7 @@ struct pd_request {
 	struct task_struct	*task;		/* owner; NULL: free slot */
 	int			state;
 	u64			cookie;
+	u64			last_sample;	/* local_clock() of the newest */
 	struct callback_head	work;
 	struct pd_attach	*att[PD_MAX_SESSIONS];	/* one per session */
 };
@@ -100,6 +102,7 @@ static struct pd_request *pd_request_get(bool *joined)
 		if (!READ_ONCE(r->task) && !cmpxchg(&r->task, NULL, current)) {
 			r->state = PD_PENDING;
 			r->cookie = pd_new_cookie();
+			r->last_sample = 0;
 			*joined = false;
 			return r;
 		}
@@ -154,6 +157,12 @@ u64 pd_request(struct pd_attach *att, bool from_user)
 	    !refcount_inc_not_zero(&att->ref))
 		WRITE_ONCE(r->att[att->idx], NULL);
 
+	/*
+	 * perf stamped this sample just before: the record must not be
+	 * older, even if the unwind runs on a CPU whose clock lags.
+	 */
+	WRITE_ONCE(r->last_sample, max(r->last_sample, local_clock()));
+
 	pd_count(requests);
 	if (joined)
 		pd_count(dedup);
@@ -164,13 +173,21 @@ fallback:
 	return 0;
 }
 
-/* Take the request's attach slots; returns the deepest max_stack asked. */
+/*
+ * Take the request's attach slots into @att, one per session (a session
+ * already held keeps its first attach); returns the deepest max_stack.
+ */
 static unsigned int pd_take_slots(struct pd_request *r, struct pd_attach **att)
 {
 	unsigned int i, depth = 0;
+	struct pd_attach *a;
 
 	for (i = 0; i < PD_MAX_SESSIONS; i++) {
-		att[i] = xchg(&r->att[i], NULL);
+		a = xchg(&r->att[i], NULL);
+		if (a && att[i])
+			pd_attach_put(a);
+		else if (a)
+			att[i] = a;
 		if (att[i])
 			depth = max_t(unsigned int, depth, att[i]->max_stack);
 	}
@@ -179,51 +196,47 @@ static unsigned int pd_take_slots(struct pd_request *r, struct pd_attach **att)
 
 /*
  * The unwind, on the task's way back to user space.  Samples taken while
- * it runs (its own page faults, a slow walk) are still in this kernel
- * entry: they join the request, and a last pass, after the request stops
- * taking joiners, writes the records of sessions that joined late.  So each
- * session gets one record per entry, and the stack is walked once.
+ * it walks (its own page faults, a slow walk) are still in this kernel
+ * entry: they join the request.  Then the request stops taking joiners
+ * and each session that sampled gets one record, newer than all of its
+ * samples.  So each session gets one record per entry, and the stack is
+ * walked once.
  */
 static void pd_task_work(struct callback_head *cb)
 {
 	struct pd_request *r = container_of(cb, struct pd_request, work);
 	bool exiting = current->flags & PF_EXITING;
-	struct pd_attach *att[PD_MAX_SESSIONS];
-	unsigned long emitted = 0;
+	struct pd_attach *att[PD_MAX_SESSIONS] = { };
 	unsigned int i, depth, nr = 0;
-	bool walked = false, last;
 	u64 *ips = NULL;
 
-	do {
-		last = READ_ONCE(r->state) == PD_CLOSING;
-		depth = pd_take_slots(r, att);
-		if (depth && !walked && !exiting) {
-			depth = min_t(unsigned int, depth, PD_MAX_DEPTH);
-			ips = kmalloc_array(depth, sizeof(*ips), GFP_KERNEL);
-			if (ips) {
-				nr = pd_unwind_user(ips, depth);
-				pd_count(unwinds);
-			}
-			walked = true;
+	depth = pd_take_slots(r, att);
+	if (depth && !exiting) {
+		depth = min_t(unsigned int, depth, PD_MAX_DEPTH);
+		ips = kmalloc_array(depth, sizeof(*ips), GFP_KERNEL);
+		if (ips) {
+			nr = pd_unwind_user(ips, depth);
+			pd_count(unwinds);
 		}
-		for (i = 0; i < PD_MAX_SESSIONS; i++) {
-			if (!att[i])
-				continue;
-			if (ips && !(emitted & BIT(i)))
-				pd_ring_emit(att[i], r->cookie, ips,
-					     min_t(unsigned int, nr, att[i]->max_stack));
-			else if (!ips && !exiting)
-				pd_count(drops);	/* no memory for the walk */
-			emitted |= BIT(i);
-			pd_attach_put(att[i]);
-		}
-		/* interrupts of this task see this before we look again */
-		WRITE_ONCE(r->state, PD_CLOSING);
-		barrier();
-	} while (!last);
+	}
+	/* interrupts of this task see this before we look again */
+	WRITE_ONCE(r->state, PD_CLOSING);
+	barrier();
+	pd_take_slots(r, att);
 
-	if (exiting && emitted)
+	if (exiting && depth)
 		pd_count(exit_pending);
+	for (i = 0; i < PD_MAX_SESSIONS; i++) {
+		if (!att[i])
+			continue;
+		if (ips)
+			pd_ring_emit(att[i], r->cookie, ips,
+				     min_t(unsigned int, nr, att[i]->max_stack),
+				     READ_ONCE(r->last_sample) + 1);
+		else if (!exiting)
+			pd_count(drops);	/* no memory for the walk */
+		pd_attach_put(att[i]);
+	}
 	kfree(ips);
 
 	pd_request_release(r);

@@ -117,7 +117,7 @@ bool pd_rings_readable(struct pd_session *s)
 	return false;
 }
 
-static u64 pd_clock(const struct pd_attach *att)
+static u64 pd_clock(const struct pd_attach *att, u64 min_local)
 {
 	switch (att->clockid) {
 	case CLOCK_MONOTONIC:
@@ -131,12 +131,13 @@ static u64 pd_clock(const struct pd_attach *att)
 	case CLOCK_TAI:
 		return ktime_get_clocktai_ns();
 	default:
-		return local_clock();	/* perf_clock() */
+		return max(local_clock(), min_local);	/* perf_clock() */
 	}
 }
 
 /* The sample_id trailer of @att's event, in perf's order; returns words. */
-static unsigned int pd_sample_id(const struct pd_attach *att, u64 *id, int cpu)
+static unsigned int pd_sample_id(const struct pd_attach *att, u64 *id, int cpu,
+				 u64 min_local)
 {
 	u64 type = att->sample_type;
 	unsigned int n = 0;
@@ -147,7 +148,7 @@ static unsigned int pd_sample_id(const struct pd_attach *att, u64 *id, int cpu)
 		id[n++] = (u64)task_pid_nr_ns(current, att->ns) << 32 |
 			  (u32)task_tgid_nr_ns(current, att->ns);
 	if (type & PERF_SAMPLE_TIME)
-		id[n++] = pd_clock(att);
+		id[n++] = pd_clock(att, min_local);
 	if (type & PERF_SAMPLE_ID)
 		id[n++] = att->id;
 	if (type & PERF_SAMPLE_STREAM_ID)
@@ -171,10 +172,11 @@ static void pd_ring_put(struct pd_ring *r, const void *src, size_t len)
 
 /*
  * Write one PERF_RECORD_CALLCHAIN_DEFERRED for @att into its session's
- * ring of this CPU.  Task context only.
+ * ring of this CPU.  Its time is at least @min_local on the default clock
+ * (local_clock() of another CPU may lag this one's).  Task context only.
  */
 void pd_ring_emit(struct pd_attach *att, u64 cookie, const u64 *ips,
-		  unsigned int nr)
+		  unsigned int nr, u64 min_local)
 {
 	struct pd_session *s = att->sess;
 	/* pairs with smp_store_release() in pd_rings_alloc() */
@@ -191,7 +193,7 @@ void pd_ring_emit(struct pd_attach *att, u64 cookie, const u64 *ips,
 
 	cpu = get_cpu();
 	r = rings[cpu];
-	nid = pd_sample_id(att, id, cpu);
+	nid = pd_sample_id(att, id, cpu, min_local);
 	size = sizeof(hdr) + sizeof(body) + (nr + nid) * sizeof(u64);
 	lost_size = r->lost ? sizeof(hdr) + sizeof(body) + nid * sizeof(u64) : 0;
 
