@@ -9,11 +9,9 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <stdbool.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -21,6 +19,7 @@
 #include <linux/perf_defer.h>
 
 #include "builtin.h"
+#include "evsel.h"
 #include "util.h"
 
 #define MODULE_SYSFS_DIR	"/sys/module/perf_defer"
@@ -34,40 +33,6 @@ static const char status_usage[] =
 	"\n"
 	"    -v, --verbose    also show the recorder version, perf_event_paranoid and probe details\n"
 	"    -h, --help       show this help\n";
-
-/*
- * Open (and close) a disabled cpu-clock sampling event on this task, the
- * kind perf >= 6.19 probes defer_callchain with.  exclude_kernel keeps it
- * allowed under perf_event_paranoid 2.  Returns 0 or an errno.
- */
-static int event__probe(bool defer_callchain)
-{
-	struct perf_event_attr attr = {
-		.size		= sizeof(attr),
-		.type		= PERF_TYPE_SOFTWARE,
-		.config		= PERF_COUNT_SW_CPU_CLOCK,
-		.sample_period	= 100000,
-		.sample_type	= PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN,
-		.disabled	= 1,
-		.exclude_kernel	= 1,
-	};
-	int fd;
-
-	/* The host's <linux/perf_event.h> may predate the field: set the bit by hand. */
-	if (defer_callchain) {
-		char *flags = (char *)&attr + PERF_DEFER_ATTR_FLAGS_OFFSET;
-		uint64_t word;
-
-		memcpy(&word, flags, sizeof(word));
-		word |= 1ULL << PERF_DEFER_ATTR_BIT_DEFER_CALLCHAIN;
-		memcpy(flags, &word, sizeof(word));
-	}
-	fd = syscall(__NR_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	if (fd < 0)
-		return errno;
-	close(fd);
-	return 0;
-}
 
 /* Print the "native:" line; true when the kernel takes defer_callchain. */
 static bool status__native(bool verbose)
@@ -99,6 +64,8 @@ static bool status__native(bool verbose)
 static bool status__module(void)
 {
 	struct perf_defer_version v = { .size = sizeof(v) };
+	struct perf_defer_stats st = { .size = sizeof(st) };
+	int st_err = 0;
 	bool in_sysfs = !access(MODULE_SYSFS_DIR, F_OK);
 	bool absent;
 	int fd, err;
@@ -123,6 +90,8 @@ static bool status__module(void)
 		return false;
 	}
 	err = ioctl(fd, PERF_DEFER_IOC_GET_VERSION, &v) ? errno : 0;
+	if (!err && v.major == PERF_DEFER_ABI_MAJOR)
+		st_err = ioctl(fd, PERF_DEFER_IOC_GET_STATS, &st) ? errno : 0;
 	close(fd);
 	if (err) {
 		printf("module: loaded, unusable (GET_VERSION: %s)\n", strerror(err));
@@ -137,6 +106,14 @@ static bool status__module(void)
 		return false;
 	}
 	printf("module: loaded, ABI %u.%u\n", v.major, v.minor);
+	if (st_err)
+		printf("counters: unavailable (%s)\n", strerror(st_err));
+	else
+		printf("counters: requests %llu dedup %llu unwinds %llu records %llu drops %llu pool-empty %llu exit-pending %llu pending %llu\n",
+		       (unsigned long long)st.requests, (unsigned long long)st.dedup,
+		       (unsigned long long)st.unwinds, (unsigned long long)st.records,
+		       (unsigned long long)st.drops, (unsigned long long)st.pool_empty,
+		       (unsigned long long)st.exit_pending, (unsigned long long)st.pending);
 	return true;
 }
 

@@ -1,0 +1,419 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The stitcher: deferred user callchains merged back into their samples,
+ * streaming.  See stitch.h.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stitch.h"
+
+#define DEFAULT_MAX_PENDING	(256UL << 20)
+#define NODE_OVERHEAD		64	/* bytes counted per queued record besides itself */
+
+/* A record waiting in the FIFO: a held sample, or one queued behind it. */
+struct node {
+	struct node *next;	/* FIFO order */
+	struct node *tnext;	/* next held sample of the same tid */
+	__u64 *ev;
+	size_t size;
+	bool held;
+	__u32 tid;
+	__u64 cookie;
+	size_t cc_off;		/* held: offset of the callchain nr */
+	__u64 cc_nr;
+};
+
+/* The held samples of one tid, oldest first. */
+struct tidq {
+	struct tidq *hnext;
+	__u32 tid;
+	struct node *first, *last;
+};
+
+struct pd_stitch {
+	struct pd_writer *out;
+	struct pd_evlist *el;
+	struct node *head, *tail;
+	size_t pending, max_pending;
+	struct tidq **buckets;
+	size_t nr_buckets, nr_tids;
+	struct pd_stitch_stats st;
+	int err;
+};
+
+static void wr64(void *p, __u64 v)
+{
+	memcpy(p, &v, sizeof(v));
+}
+
+struct pd_stitch *pd_stitch__new(struct pd_writer *out)
+{
+	struct pd_stitch *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		goto fail;
+	s->out = out;
+	s->max_pending = DEFAULT_MAX_PENDING;
+	s->nr_buckets = 64;
+	s->buckets = calloc(s->nr_buckets, sizeof(*s->buckets));
+	s->el = pd_evlist__new();
+	if (!s->buckets || !s->el)
+		goto fail;
+	return s;
+fail:
+	pd_stitch__delete(s);
+	errno = ENOMEM;
+	return NULL;
+}
+
+void pd_stitch__delete(struct pd_stitch *s)
+{
+	if (!s)
+		return;
+	while (s->head) {
+		struct node *n = s->head;
+
+		s->head = n->next;
+		free(n->ev);
+		free(n);
+	}
+	for (size_t i = 0; s->buckets && i < s->nr_buckets; i++) {
+		while (s->buckets[i]) {
+			struct tidq *q = s->buckets[i];
+
+			s->buckets[i] = q->hnext;
+			free(q);
+		}
+	}
+	free(s->buckets);
+	pd_evlist__delete(s->el);
+	free(s);
+}
+
+int pd_stitch__add_attr(struct pd_stitch *s, const struct perf_event_attr *attr,
+			const __u64 *ids, __u32 nr_ids)
+{
+	int err = pd_evlist__add(s->el, attr, ids, nr_ids, NULL);
+
+	if (err)
+		return err;
+	if (pd_evlist__check(s->el))
+		return -EINVAL;
+	return 0;
+}
+
+void pd_stitch__set_max_pending(struct pd_stitch *s, size_t bytes)
+{
+	s->max_pending = bytes;
+}
+
+void pd_stitch__stats(const struct pd_stitch *s, struct pd_stitch_stats *st)
+{
+	*st = s->st;
+}
+
+/* ---- tid table ------------------------------------------------------- */
+
+static size_t tid_hash(__u32 tid, size_t nr)
+{
+	return (size_t)(tid * 0x9e3779b1u) & (nr - 1);
+}
+
+static struct tidq **tidq__slot(struct pd_stitch *s, __u32 tid)
+{
+	struct tidq **pp = &s->buckets[tid_hash(tid, s->nr_buckets)];
+
+	while (*pp && (*pp)->tid != tid)
+		pp = &(*pp)->hnext;
+	return pp;
+}
+
+static void tidq__rehash(struct pd_stitch *s)
+{
+	size_t nr = s->nr_buckets * 4;
+	struct tidq **b = calloc(nr, sizeof(*b));
+
+	if (!b)
+		return;		/* longer chains, still correct */
+	for (size_t i = 0; i < s->nr_buckets; i++) {
+		while (s->buckets[i]) {
+			struct tidq *q = s->buckets[i];
+			size_t h = tid_hash(q->tid, nr);
+
+			s->buckets[i] = q->hnext;
+			q->hnext = b[h];
+			b[h] = q;
+		}
+	}
+	free(s->buckets);
+	s->buckets = b;
+	s->nr_buckets = nr;
+}
+
+static int tidq__hold(struct pd_stitch *s, struct node *n)
+{
+	struct tidq **pp = tidq__slot(s, n->tid), *q = *pp;
+
+	if (!q) {
+		q = calloc(1, sizeof(*q));
+		if (!q)
+			return -ENOMEM;
+		q->tid = n->tid;
+		*pp = q;
+		if (++s->nr_tids > 2 * s->nr_buckets)
+			tidq__rehash(s);
+	}
+	if (q->last)
+		q->last->tnext = n;
+	else
+		q->first = n;
+	q->last = n;
+	return 0;
+}
+
+/* ---- output ---------------------------------------------------------- */
+
+static int stitch__write(struct pd_stitch *s, const void *ev, size_t size)
+{
+	int err = pd_writer__write(s->out, ev, size);
+
+	if (err && !s->err)
+		s->err = err;
+	return s->err;
+}
+
+/* Write the records at the head of the FIFO that wait for nothing. */
+static int stitch__drain(struct pd_stitch *s)
+{
+	while (s->head && !s->head->held && !s->err) {
+		struct node *n = s->head;
+
+		stitch__write(s, n->ev, n->size);
+		s->head = n->next;
+		if (!s->head)
+			s->tail = NULL;
+		s->pending -= n->size + NODE_OVERHEAD;
+		free(n->ev);
+		free(n);
+	}
+	return s->err;
+}
+
+static void fifo__append(struct pd_stitch *s, struct node *n)
+{
+	if (s->tail)
+		s->tail->next = n;
+	else
+		s->head = n;
+	s->tail = n;
+	s->pending += n->size + NODE_OVERHEAD;
+	if (s->pending > s->st.max_pending)
+		s->st.max_pending = s->pending;
+}
+
+static struct node *node__new(const void *event, size_t size)
+{
+	struct node *n = calloc(1, sizeof(*n));
+
+	if (!n)
+		return NULL;
+	n->ev = malloc(size);
+	if (!n->ev) {
+		free(n);
+		return NULL;
+	}
+	memcpy(n->ev, event, size);
+	n->size = size;
+	return n;
+}
+
+/* A record that waits for nothing of its own. */
+static int stitch__pass(struct pd_stitch *s, const void *event, size_t size)
+{
+	struct node *n;
+
+	if (!s->head)
+		return stitch__write(s, event, size);
+	n = node__new(event, size);
+	if (!n)
+		return s->err = -ENOMEM;
+	fifo__append(s, n);
+	return 0;
+}
+
+/*
+ * Rewrite a held sample: the USER_DEFERRED, cookie pair becomes
+ * PERF_CONTEXT_USER, ips[0..nr) (nothing when ips is NULL or nr is 0).
+ */
+static int node__rewrite(struct pd_stitch *s, struct node *n, const unsigned char *ips, __u64 nr)
+{
+	size_t base = n->size - 16, tail_off = n->cc_off + 8 + n->cc_nr * 8, size;
+	__u64 kern = n->cc_nr - 2, add = ips && nr ? nr + 1 : 0;
+	unsigned char *p, *ev = (unsigned char *)n->ev;
+	struct perf_event_header h;
+
+	if (add && base + add * 8 > PD_MAX_EVENT_SIZE) {
+		__u64 room = (PD_MAX_EVENT_SIZE - base) / 8;
+
+		add = room >= 2 ? room : 0;
+		s->st.truncated++;
+	}
+	size = base + add * 8;
+	p = malloc(size);
+	if (!p)
+		return s->err = -ENOMEM;
+	memcpy(p, ev, n->cc_off);
+	wr64(p + n->cc_off, kern + add);
+	memcpy(p + n->cc_off + 8, ev + n->cc_off + 8, kern * 8);
+	if (add) {
+		wr64(p + n->cc_off + 8 + kern * 8, PERF_CONTEXT_USER);
+		memcpy(p + n->cc_off + 16 + kern * 8, ips, (add - 1) * 8);
+	}
+	memcpy(p + n->cc_off + 8 + (kern + add) * 8, ev + tail_off, n->size - tail_off);
+	memcpy(&h, p, sizeof(h));
+	h.size = (__u16)size;
+	memcpy(p, &h, sizeof(h));
+
+	s->pending = s->pending - n->size + size;
+	free(n->ev);
+	n->ev = (__u64 *)p;
+	n->size = size;
+	return 0;
+}
+
+/*
+ * Release the held samples of tid: those with cookie get ips (when ips is
+ * not NULL), the others are unmatched.  Returns how many matched.
+ */
+static __u64 stitch__release(struct pd_stitch *s, __u32 tid, __u64 cookie,
+			     const unsigned char *ips, __u64 nr, bool evict)
+{
+	struct tidq **pp = tidq__slot(s, tid), *q = *pp;
+	__u64 matched = 0;
+
+	if (!q)
+		return 0;
+	for (struct node *n = q->first; n; n = n->tnext) {
+		if (ips && n->cookie == cookie) {
+			node__rewrite(s, n, ips, nr);
+			s->st.stitched++;
+			matched++;
+		} else {
+			node__rewrite(s, n, NULL, 0);
+			s->st.unmatched++;
+			if (evict)
+				s->st.evicted++;
+		}
+		n->held = false;
+	}
+	*pp = q->hnext;
+	free(q);
+	s->nr_tids--;
+	return matched;
+}
+
+/* Over budget: release the oldest held samples, unmatched. */
+static void stitch__evict(struct pd_stitch *s)
+{
+	while (s->pending > s->max_pending && s->head && !s->err) {
+		if (s->head->held)
+			stitch__release(s, s->head->tid, 0, NULL, 0, true);
+		stitch__drain(s);
+	}
+}
+
+static int stitch__sample(struct pd_stitch *s, const void *event, size_t size)
+{
+	const struct pd_attr *a = pd_evlist__find(s->el, event);
+	struct pd_sample smp;
+	struct node *n;
+
+	s->st.samples++;
+	if (!a || pd_sample__parse(&a->attr, event, &smp))
+		return -EINVAL;
+	if (!smp.deferred)
+		return stitch__pass(s, event, size);
+	s->st.deferred++;
+	n = node__new(event, size);
+	if (!n)
+		return s->err = -ENOMEM;
+	n->held = true;
+	n->tid = smp.tid;
+	n->cookie = smp.cookie;
+	n->cc_off = smp.callchain_offset;
+	n->cc_nr = smp.nr;
+	if (tidq__hold(s, n)) {
+		free(n->ev);
+		free(n);
+		return s->err = -ENOMEM;
+	}
+	fifo__append(s, n);
+	stitch__evict(s);
+	return s->err;
+}
+
+static int stitch__deferred(struct pd_stitch *s, const void *event)
+{
+	const struct pd_attr *a = pd_evlist__find(s->el, event);
+	struct pd_sample smp;
+
+	s->st.records++;
+	if (!a || pd_sample__parse(&a->attr, event, &smp))
+		return -EINVAL;
+	if (!stitch__release(s, smp.tid, smp.cookie, (const unsigned char *)event + 24,
+			     smp.nr, false))
+		s->st.orphan_records++;
+	return stitch__drain(s);
+}
+
+int pd_stitch__event(struct pd_stitch *s, const void *event, size_t size)
+{
+	struct perf_event_header h;
+
+	if (s->err)
+		return s->err;
+	if (size < sizeof(h)) {
+		pd_set_error("stitch: record of %zu bytes", size);
+		return -EINVAL;
+	}
+	memcpy(&h, event, sizeof(h));
+	if (h.size != size) {
+		pd_set_error("stitch: record of %zu bytes with header.size %u", size, h.size);
+		return -EINVAL;
+	}
+	switch (h.type) {
+	case PERF_RECORD_SAMPLE:
+		return stitch__sample(s, event, size);
+	case PERF_DEFER_RECORD_CALLCHAIN_DEFERRED:
+		return stitch__deferred(s, event);
+	case PERF_RECORD_EXIT:
+		/* { pid, ppid, tid, ptid, time }: no record can come after exit */
+		if (size >= 32)
+			stitch__release(s, (__u32)rd64((const char *)event + 16), 0, NULL, 0, false);
+		stitch__drain(s);
+		break;
+	case PERF_RECORD_LOST:
+		/* { id, lost } */
+		if (size >= 24)
+			s->st.lost_records += rd64((const char *)event + 16);
+		break;
+	}
+	if (s->err)
+		return s->err;
+	return stitch__pass(s, event, size);
+}
+
+int pd_stitch__finish(struct pd_stitch *s, struct pd_stitch_stats *st)
+{
+	for (size_t i = 0; i < s->nr_buckets && !s->err; i++) {
+		while (s->buckets[i])
+			stitch__release(s, s->buckets[i]->tid, 0, NULL, 0, false);
+	}
+	stitch__drain(s);
+	if (st)
+		*st = s->st;
+	return s->err;
+}

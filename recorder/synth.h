@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef PERF_DEFER_SYNTH_H
+#define PERF_DEFER_SYNTH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "ordered.h"
+
+/*
+ * Records for what existed before recording started, as perf record
+ * synthesizes them: the kernel's map (for [kernel.kallsyms] symbols), and
+ * COMM + MMAP2 of existing processes from /proc.  Each ends with a zeroed
+ * sample_id trailer of @id_words words.
+ */
+int pd_synth_kernel_mmap(pd_deliver_fn emit, void *arg, unsigned int id_words);
+int pd_synth_process(pd_deliver_fn emit, void *arg, unsigned int id_words, pid_t pid,
+		     pid_t only_tid);
+int pd_synth_all(pd_deliver_fn emit, void *arg, unsigned int id_words);
+
+#endif /* PERF_DEFER_SYNTH_H */

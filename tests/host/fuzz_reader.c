@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * fuzz_reader - libFuzzer target: the perf.data reader, dump and stitch
+ *
+ * Each input is a perf.data file.  It is opened from memory, dumped to
+ * /dev/null, then stitched to /dev/null, all in process: what 'perf-defer
+ * dump' and 'perf-defer stitch' do with a file.  Corrupt input must end
+ * in an error, never in a crash, a sanitizer report or a leak.
+ *
+ *	make -C tests/host fuzz FUZZ_TIME=600
+ */
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "builtin.h"
+#include "perf-data.h"
+#include "stitch.h"
+
+static FILE *devnull;
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct pd_stitch_stats st;
+	struct pd_reader *r;
+	struct pd_writer *w;
+
+	if (!devnull) {
+		devnull = fopen("/dev/null", "w");
+		if (!devnull)
+			return 0;
+	}
+	r = pd_reader__open_mem(data, size, "fuzz");
+	if (!r)
+		return 0;
+	dump__reader(r, devnull);
+	pd_reader__rewind(r);
+	w = pd_writer__open_fd(fileno(devnull), "/dev/null");
+	if (w)
+		stitch__reader(r, w, &st, true);
+	pd_reader__close(r);
+	return 0;
+}
