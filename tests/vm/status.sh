@@ -13,7 +13,7 @@ has() {
 	ok $? "status shows '$1'"
 }
 
-tap_plan 5
+[ "$mode" = module ] && tap_plan 6 || tap_plan 5
 [ "$mode" = module ] && insmod "$PERF_DEFER_KO"
 perf-defer status >/tmp/status.out 2>&1
 rc=$?
@@ -31,6 +31,8 @@ module)
 	has "native: no"
 	has "module: loaded, ABI 1.0"
 	has "path: module"
+	grep -Eq "^counters: requests [0-9]+ dedup [0-9]+ unwinds [0-9]+ records [0-9]+ drops [0-9]+ pool-empty [0-9]+ exit-pending [0-9]+ pending 0$" /tmp/status.out
+	ok $? "status shows the module's counters"
 	[ "$rc" = 0 ]
 	ok $? "exit 0 (rc=$rc)"
 	rmmod perf_defer

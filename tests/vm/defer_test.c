@@ -1,0 +1,1561 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Deferred user callchains through perf_defer.ko, run as root in the QEMU
+ * guest.  Each test loads the module from $PERF_DEFER_KO and unloads it.
+ *
+ * The workloads (wl_*) sit next to this program.  cpu-clock sampling
+ * (TCG has no PMU) of a workload started with enable_on_exec; its samples
+ * come from the perf ring, the CALLCHAIN_DEFERRED records from the
+ * session's rings, and defer_lib stitches them by (session, tid, cookie).
+ * Reference runs use the same event without a session: perf's own in-NMI
+ * frame-pointer walk.
+ *
+ *	defer_test [-l] [-t TEST]...	the tests (TAP), or only those named
+ *	defer_test --sample PID MS	attach to a running task for MS ms
+ *					(lifecycle.sh), print counts
+ *	defer_test --hold		hold perf's task-event jump label on
+ *					until killed (lifecycle.sh)
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "defer_lib.h"
+#include "kselftest_harness.h"
+
+#define PERIOD_NS	500000		/* cpu-clock every 0.5 ms */
+#define MAX_CHILD	4
+#define MAX_PERF	4
+#define MAX_SESS	2
+
+FIXTURE(defer) {
+	bool loaded;
+	struct dl_child c[MAX_CHILD];
+	struct dl_perf p[MAX_PERF];
+	struct dl_session s[MAX_SESS];
+	struct dl_data d;
+	struct dl_syms *syms;
+	struct perf_defer_stats st0;
+};
+
+/* end the current run: children, events, sessions, parsed data */
+static void run_reset(FIXTURE_DATA(defer) *self)
+{
+	int i;
+
+	for (i = 0; i < MAX_CHILD; i++)
+		dl_child_kill(&self->c[i]);
+	for (i = 0; i < MAX_PERF; i++)
+		dl_perf_close(&self->p[i]);
+	for (i = 0; i < MAX_SESS; i++)
+		dl_session_close(&self->s[i]);
+	dl_data_free(&self->d);
+}
+
+FIXTURE_SETUP(defer)
+{
+	int i;
+
+	for (i = 0; i < MAX_CHILD; i++)
+		self->c[i] = (struct dl_child){ .pid = 0, .go = -1 };
+	for (i = 0; i < MAX_PERF; i++)
+		dl_perf_init(&self->p[i]);
+	for (i = 0; i < MAX_SESS; i++)
+		self->s[i].fd = -1;
+	dl_data_init(&self->d);
+}
+
+FIXTURE_TEARDOWN(defer)
+{
+	int ret;
+
+	run_reset(self);
+	dl_syms_free(self->syms);
+	if (self->loaded) {
+		ret = dl_module_unload_wait(5000);
+		EXPECT_EQ(0, ret) TH_LOG("unload: %s", strerror(-ret));
+	}
+}
+
+/* In the test body: SKIP in a fixture setup would not stop the test. */
+#define LOAD_MODULE()							\
+	do {								\
+		int __ret;						\
+		if (geteuid() != 0)					\
+			SKIP(return, "needs root");			\
+		if (access(dl_ko_path(), R_OK))				\
+			SKIP(return, "no module at %s", dl_ko_path());	\
+		if (dl_module_loaded())					\
+			ASSERT_EQ(0, dl_module_unload_wait(5000));	\
+		__ret = dl_module_load("");				\
+		ASSERT_EQ(0, __ret) TH_LOG("load: %s", strerror(-__ret)); \
+		self->loaded = true;					\
+	} while (0)
+
+#define SPAWN(i, ...)							\
+	do {								\
+		char *__argv[] = { __VA_ARGS__, NULL };			\
+		ASSERT_EQ(0, dl_child_spawn(&self->c[i], __argv));	\
+	} while (0)
+
+/* per-CPU events on pid, as perf record opens them for a workload */
+#define EV_OPEN(i, attr, pid)						\
+	ASSERT_EQ(0, dl_perf_open(&self->p[i], i, attr, pid, DL_ALL_CPUS, 0))
+
+#define SESS_OPEN(i, pages)						\
+	do {								\
+		ASSERT_EQ(0, dl_session_open(&self->s[i], i, pages));	\
+		ASSERT_EQ(0, dl_session_map(&self->s[i]));		\
+	} while (0)
+
+#define ATTACH(si, pi)							\
+	ASSERT_EQ(0, dl_session_attach(&self->s[si], &self->p[pi], &self->d))
+
+#define STATS(st) ASSERT_EQ(0, dl_get_stats(self->s[0].fd, st))
+
+static void load_syms(struct __test_metadata *_metadata, FIXTURE_DATA(defer) *self,
+		      const char *bin)
+{
+	char path[4096];
+
+	dl_syms_free(self->syms);
+	snprintf(path, sizeof(path), "%s/%s", dl_self_dir(), bin);
+	self->syms = dl_syms_load(path);
+	ASSERT_NE(NULL, self->syms);
+}
+
+/* start child i and collect until it exits; returns its wait status */
+static int go_collect(struct __test_metadata *_metadata, FIXTURE_DATA(defer) *self, int i,
+		      const struct dl_collect_opts *o)
+{
+	int status;
+
+	EXPECT_EQ(0, dl_child_go(&self->c[i]));
+	status = dl_collect(&self->c[i], self->p, MAX_PERF, self->s, MAX_SESS, &self->d, o);
+	if (status == -1)
+		TH_LOG("workload %d timed out", i);
+	return status;
+}
+
+#define GO_COLLECT_OK(i, o)						\
+	do {								\
+		int __st = go_collect(_metadata, self, i, o);		\
+		ASSERT_TRUE(WIFEXITED(__st) && WEXITSTATUS(__st) == 0)	\
+			TH_LOG("workload %d: wait status %#x", i, __st); \
+	} while (0)
+
+/* wait until no request is pending (module-wide), up to ms */
+static uint64_t wait_no_pending(int fd, int ms)
+{
+	struct perf_defer_stats st;
+	int i;
+
+	for (i = 0; i <= ms / 10; i++) {
+		if (dl_get_stats(fd, &st))
+			return ~0ull;
+		if (!st.pending)
+			return 0;
+		usleep(10000);
+	}
+	return st.pending;
+}
+
+/*
+ * Samples of attached events with an in-NMI user chain that are followed
+ * by a deferred sample of the same task: not in its exit path.
+ */
+static size_t not_deferred_midlife(const struct dl_data *d)
+{
+	size_t i, j, bad = 0;
+	uint64_t cookie;
+
+	for (i = 0; i < d->ns; i++) {
+		const struct dl_sample *s = &d->s[i];
+
+		if (s->ev < 0 || d->ev_sess[s->ev] < 0 || dl_deferred(s, &cookie) ||
+		    !dl_has_user(s) || !s->time)
+			continue;
+		for (j = 0; j < d->ns; j++) {
+			const struct dl_sample *t = &d->s[j];
+
+			if (t->tid == s->tid && t->ev == s->ev && t->time > s->time &&
+			    dl_deferred(t, &cookie)) {
+				if (!bad++)
+					dl_log("tid %u: sample not deferred at %llu, a deferred one "
+					       "at %llu", s->tid, (unsigned long long)s->time,
+					       (unsigned long long)t->time);
+				break;
+			}
+		}
+	}
+	return bad;
+}
+
+/*
+ * What every run with attached events must show: well-formed records,
+ * nothing lost, one record per entry, no record without a sample, every
+ * deferred sample stitched (bar tasks that exited with a request
+ * pending).  Also the per-record fields: misc, ring CPU, user-mode IPs.
+ */
+static void check_stitched(struct __test_metadata *_metadata, FIXTURE_DATA(defer) *self,
+			   const char *what, struct dl_stitch_stats *st,
+			   const struct perf_defer_stats *delta)
+{
+	struct dl_data *d = &self->d;
+	size_t i, bad_misc = 0, bad_cpu = 0, bad_ip = 0, nouser_ip = 0;
+	int j;
+
+	dl_stitch(d, st);
+	dl_stitch_log(what, st);
+	ASSERT_EQ(0, d->nerr) TH_LOG("%s: %s", what, d->err);
+	EXPECT_EQ(0, d->perf_lost);
+	for (j = 0; j < MAX_SESS; j++) {
+		EXPECT_EQ(0, dl_session_lost(&self->s[j])) TH_LOG("session %d lost", j);
+		if (self->s[j].nempty_wakeups)
+			TH_LOG("session %d: %u poll wakeups without data", j,
+			       self->s[j].nempty_wakeups);
+	}
+	EXPECT_EQ(0, d->nl) TH_LOG("PERF_RECORD_LOST in a session ring");
+	ASSERT_LT(0, st->deferred) TH_LOG("%s: no deferred sample", what);
+	EXPECT_EQ(0, st->bad_cookie);
+	EXPECT_EQ(0, st->bad_shape);
+	EXPECT_EQ(0, st->dups) TH_LOG("%s: more than one record for an entry", what);
+	EXPECT_EQ(0, st->unused) TH_LOG("%s: records without a sample", what);
+	EXPECT_EQ(0, st->time_order) TH_LOG("%s: record older than its sample", what);
+	EXPECT_EQ(0, st->id_mismatch) TH_LOG("%s: record id/pid differ from the sample's", what);
+	/* a task that exits with a request pending is counted, or gets a record */
+	if (delta)
+		EXPECT_GE(delta->exit_pending, st->entries_unmatched)
+			TH_LOG("%s: %zu entries (%zu samples) without record, exit_pending %llu",
+			       what, st->entries_unmatched, st->unmatched,
+			       (unsigned long long)delta->exit_pending);
+	/* an attached event keeps its in-NMI chain only in a task's exit path */
+	EXPECT_EQ(0, not_deferred_midlife(d)) TH_LOG("%s: attached samples not deferred", what);
+
+	for (i = 0; i < d->nr; i++) {
+		struct dl_record *r = &d->r[i];
+		struct dl_session *s = &self->s[r->sess];
+
+		bad_misc += r->misc != PERF_RECORD_MISC_USER;
+		if (s->sample_id_all && (s->sample_type & PERF_SAMPLE_CPU))
+			bad_cpu += r->sid.cpu != r->ring_cpu;
+	}
+	EXPECT_EQ(0, bad_misc) TH_LOG("%s: records with misc != PERF_RECORD_MISC_USER", what);
+	EXPECT_EQ(0, bad_cpu) TH_LOG("%s: records whose sample_id cpu is not their ring's", what);
+
+	/* a user-mode sample is unwound on the very next return to user */
+	for (i = 0; i < d->ns; i++) {
+		struct dl_sample *s = &d->s[i];
+		struct dl_record *r;
+
+		if (s->rec < 0 || dl_kernel_mode(s) ||
+		    !(self->p[s->ev].attr.sample_type & PERF_SAMPLE_IP))
+			continue;
+		r = &d->r[s->rec];
+		if (!r->nr) {
+			nouser_ip++;
+			continue;
+		}
+		if (r->ips[0] != s->ip) {
+			if (!bad_ip++)
+				TH_LOG("%s: user-mode sample ip %#llx, its record starts at %#llx",
+				       what, (unsigned long long)s->ip,
+				       (unsigned long long)r->ips[0]);
+		}
+	}
+	EXPECT_EQ(0, bad_ip) TH_LOG("%s: user-mode samples unwound later than their tick", what);
+	EXPECT_EQ(0, nouser_ip) TH_LOG("%s: user-mode samples with an empty record", what);
+}
+
+static bool ra_is(const struct dl_syms *y, uint64_t ra, const char *name)
+{
+	const char *s = dl_sym(y, ra - 1, NULL);
+
+	return s && !strcmp(s, name);
+}
+
+/* the path (return addresses) begins with the functions named, in order */
+static bool path_starts(const struct dl_syms *y, const struct dl_path *p, const char *const *fn)
+{
+	int i;
+
+	for (i = 0; fn[i]; i++)
+		if (i >= p->n || !ra_is(y, p->ips[i], fn[i]))
+			return false;
+	return true;
+}
+
+/*
+ * glibc's start routine keeps no frame pointer, so what a walk finds past
+ * its frame is stale stack: perf's in-NMI walk follows it while it can
+ * read it, the deferred walk stops at the first frame that breaks
+ * upstream's rules (fp >= sp, CFA moving up and word aligned).  Paths are
+ * compared up to that frame; past it the deferred path must be a prefix
+ * of perf's.
+ */
+static int cut_after_libc_start(const struct dl_syms *y, const uint64_t *path, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (ra_is(y, path[i], "__libc_start_call_main"))
+			return i + 1;
+	return n;
+}
+
+/*
+ * The paths (user chain minus its IP) of the samples of event ev whose
+ * first user frame is in function leaf, kernel-mode or user-mode ones:
+ * cut after glibc's start routine into ps, whole into raw (may be NULL).
+ */
+static void leaf_paths(FIXTURE_DATA(defer) *self, int ev, const char *leaf, bool kernel,
+		       struct dl_paths *ps, struct dl_paths *raw, size_t *no_chain)
+{
+	const uint64_t *ips;
+	size_t i;
+	int n;
+
+	for (i = 0; i < self->d.ns; i++) {
+		struct dl_sample *s = &self->d.s[i];
+
+		if (s->ev != ev || dl_kernel_mode(s) != kernel)
+			continue;
+		n = dl_user_chain(&self->d, s, &ips);
+		if (n <= 0) {
+			(*no_chain)++;
+			continue;
+		}
+		if (!ra_is(self->syms, ips[0] + 1, leaf))
+			continue;
+		dl_paths_add(ps, ips + 1, cut_after_libc_start(self->syms, ips + 1, n - 1));
+		if (raw)
+			dl_paths_add(raw, ips + 1, n - 1);
+	}
+	dl_paths_sort(ps);
+	if (raw)
+		dl_paths_sort(raw);
+}
+
+/* paths seen in at least 2% of the samples (and twice) */
+#define MAJOR(ps) ((ps)->total / 50 > 2 ? (ps)->total / 50 : 2)
+
+static const char *const path_a[] = { "gamma_", "beta", "alpha", "main", NULL };
+static const char *const path_b[] = { "epsilon", "delta", "main", NULL };
+
+/* the major paths of wl_calls: exactly path_a and path_b */
+static void check_calls_paths(struct __test_metadata *_metadata, FIXTURE_DATA(defer) *self,
+			      const char *what, const struct dl_paths *ps, size_t min)
+{
+	size_t i, major = 0, a = 0, b = 0;
+
+	dl_paths_log(self->syms, what, ps, 6);
+	ASSERT_LE(50, ps->total) TH_LOG("%s: too few samples", what);
+	for (i = 0; i < ps->n; i++) {
+		if (ps->p[i].count < min)
+			continue;
+		major++;
+		if (path_starts(self->syms, &ps->p[i], path_a))
+			a++;
+		else if (path_starts(self->syms, &ps->p[i], path_b))
+			b++;
+		else
+			dl_log_chain(self->syms, 0, "unexpected path", ps->p[i].ips, ps->p[i].n);
+	}
+	EXPECT_EQ(2, major) TH_LOG("%s: %zu major paths", what, major);
+	EXPECT_EQ(1, a) TH_LOG("%s: main-alpha-beta-gamma_ paths: %zu", what, a);
+	EXPECT_EQ(1, b) TH_LOG("%s: main-delta-epsilon paths: %zu", what, b);
+}
+
+/*
+ * One run of wl_calls (bin) in MODE, deferred or with perf's own fp walk:
+ * the paths of the samples in its leaf function.
+ */
+static void calls_run(struct __test_metadata *_metadata, FIXTURE_DATA(defer) *self,
+		      const char *bin, const char *mode, bool deferred, struct dl_paths *ps,
+		      struct dl_paths *raw)
+{
+	bool kernel = !strcmp(mode, "kernel");
+	const char *leaf = kernel ? "leaf_kernel" : "leaf_user";
+	struct perf_defer_stats st1, delta;
+	struct perf_event_attr attr;
+	struct dl_stitch_stats st;
+	size_t no_chain = 0;
+	char what[64];
+
+	snprintf(what, sizeof(what), "%s %s %s", bin, mode, deferred ? "deferred" : "fp");
+	load_syms(_metadata, self, bin);
+	dl_attr_cpu_clock(&attr, PERIOD_NS);
+	run_reset(self);
+	if (deferred)
+		SESS_OPEN(0, 64);
+	SPAWN(0, (char *)bin, (char *)mode, "1500");
+	EV_OPEN(0, &attr, self->c[0].pid);
+	if (deferred) {
+		ATTACH(0, 0);
+		STATS(&self->st0);
+	}
+	GO_COLLECT_OK(0, NULL);
+	ASSERT_EQ(0, self->d.nerr) TH_LOG("%s", self->d.err);
+	EXPECT_EQ(0, self->d.perf_lost);
+	if (deferred) {
+		STATS(&st1);
+		dl_stats_delta(&self->st0, &st1, &delta);
+		check_stitched(_metadata, self, what, &st, &delta);
+	}
+	leaf_paths(self, 0, leaf, kernel, ps, raw, &no_chain);
+	EXPECT_EQ(deferred ? st.unmatched : 0, no_chain)
+		TH_LOG("%s: samples without user chain", what);
+	check_calls_paths(_metadata, self, what, ps, MAJOR(ps));
+}
+
+/*
+ * Deferred paths (def, raw_def) against perf's fp walk (fp, raw_fp): the
+ * same major paths frame for frame up to glibc's start routine, and past
+ * it the deferred path a prefix of perf's.
+ */
+static void compare_paths(struct __test_metadata *_metadata, FIXTURE_DATA(defer) *self,
+			  const char *what, const struct dl_paths *def,
+			  const struct dl_paths *raw_def, const struct dl_paths *fp,
+			  const struct dl_paths *raw_fp)
+{
+	int miss;
+
+	miss = dl_paths_missing(self->syms, "fp", fp, "deferred", def, MAJOR(def));
+	EXPECT_EQ(0, miss) TH_LOG("%s: deferred paths that fp lacks: %d", what, miss);
+	miss = dl_paths_missing(self->syms, "deferred", def, "fp", fp, MAJOR(fp));
+	EXPECT_EQ(0, miss) TH_LOG("%s: fp paths that the deferred run lacks: %d", what, miss);
+	miss = dl_paths_not_prefix(self->syms, "fp", raw_fp, "deferred", raw_def,
+				   MAJOR(raw_def));
+	EXPECT_EQ(0, miss) TH_LOG("%s: whole deferred paths not a prefix of fp's: %d", what,
+				  miss);
+	if (raw_def->n && raw_fp->n) {
+		int pd = raw_def->p[0].n - cut_after_libc_start(self->syms, raw_def->p[0].ips,
+								  raw_def->p[0].n);
+		int pf = raw_fp->p[0].n - cut_after_libc_start(self->syms, raw_fp->p[0].ips,
+								 raw_fp->p[0].n);
+
+		if (pd != pf)
+			TH_LOG("%s: note: past glibc's start routine the deferred walk has %d "
+			       "frames, perf's %d", what, pd, pf);
+	}
+}
+
+/* wl_calls (bin) in MODE deferred and with fp: the same paths, frame for frame */
+static void calls_compare(struct __test_metadata *_metadata, FIXTURE_DATA(defer) *self,
+			  const char *bin, const char *mode)
+{
+	struct dl_paths def = { 0 }, fp = { 0 }, raw_def = { 0 }, raw_fp = { 0 };
+	char what[64];
+
+	snprintf(what, sizeof(what), "%s %s", bin, mode);
+	calls_run(_metadata, self, bin, mode, true, &def, &raw_def);
+	calls_run(_metadata, self, bin, mode, false, &fp, &raw_fp);
+	compare_paths(_metadata, self, what, &def, &raw_def, &fp, &raw_fp);
+	dl_paths_free(&def);
+	dl_paths_free(&fp);
+	dl_paths_free(&raw_def);
+	dl_paths_free(&raw_fp);
+}
+
+TEST_F_TIMEOUT(defer, chains_match_fp, 180)
+{
+	LOAD_MODULE();
+	calls_compare(_metadata, self, "wl_calls", "user");
+	calls_compare(_metadata, self, "wl_calls", "kernel");
+}
+
+TEST_F_TIMEOUT(defer, compat_m32, 180)
+{
+	LOAD_MODULE();
+	calls_compare(_metadata, self, "wl_calls32", "user");
+	calls_compare(_metadata, self, "wl_calls32", "kernel");
+}
+
+/* frames of a user chain in function fn */
+static int count_frames(const struct dl_syms *y, const uint64_t *ips, int n, const char *fn)
+{
+	int i, k = 0;
+
+	for (i = 0; i < n; i++)
+		k += dl_frame_is(y, ips, n, i, fn);
+	return k;
+}
+
+TEST_F_TIMEOUT(defer, dedup_one_record_per_entry, 120)
+{
+	struct perf_defer_stats st1, delta;
+	struct perf_event_attr attr;
+	struct dl_stitch_stats st;
+	size_t i, ksamples = 0, shallow = 0;
+	struct dl_data *d = &self->d;
+	struct key_s { uint32_t tid; uint64_t cookie; } *keys;
+	size_t nkeys = 0, kentries = 0, j;
+
+	LOAD_MODULE();
+	load_syms(_metadata, self, "wl_syscall");
+	dl_attr_cpu_clock(&attr, PERIOD_NS);
+	SESS_OPEN(0, 64);
+	SPAWN(0, "wl_syscall", "-t", "1500", "-c", "16384", "-d", "20", "-n", "2");
+	EV_OPEN(0, &attr, self->c[0].pid);
+	ATTACH(0, 0);
+	STATS(&self->st0);
+	GO_COLLECT_OK(0, NULL);
+	EXPECT_EQ(0, wait_no_pending(self->s[0].fd, 1000));
+	STATS(&st1);
+	dl_stats_delta(&self->st0, &st1, &delta);
+	dl_stats_log("delta", &delta);
+	check_stitched(_metadata, self, "wl_syscall", &st, &delta);
+
+	/* one record per distinct (tid, cookie), and many samples per entry */
+	EXPECT_EQ(st.entries - st.entries_unmatched, st.records - st.dups)
+		TH_LOG("records != entries");
+	EXPECT_LT(st.entries, st.deferred) TH_LOG("no sample joined an entry");
+	keys = calloc(d->ns + 1, sizeof(*keys));
+	ASSERT_NE(NULL, keys);
+	for (i = 0; i < d->ns; i++) {
+		const uint64_t *ips;
+		int n;
+
+		if (!dl_kernel_mode(&d->s[i]) || !dl_deferred(&d->s[i], &keys[nkeys].cookie))
+			continue;
+		keys[nkeys++].tid = d->s[i].tid;
+		ksamples++;
+		/* reader's read(); not, say, the end of the execve */
+		n = dl_user_chain(d, &d->s[i], &ips);
+		if (n > 0 && dl_frame_is(self->syms, ips, n, 0, "reader") &&
+		    count_frames(self->syms, ips, n, "deep") < 21) {
+			if (!shallow++)
+				dl_log_chain(self->syms, 1, "shallow chain", ips, n);
+		}
+	}
+	for (i = 0; i < nkeys; i++) {
+		for (j = 0; j < i; j++)
+			if (keys[j].tid == keys[i].tid && keys[j].cookie == keys[i].cookie)
+				break;
+		kentries += j == i;
+	}
+	free(keys);
+	TH_LOG("kernel-mode samples %zu in %zu entries (%.1f per entry)", ksamples, kentries,
+	       kentries ? (double)ksamples / kentries : 0.0);
+	EXPECT_LT(kentries * 3 / 2, ksamples) TH_LOG("fewer than 1.5 samples per kernel entry");
+	EXPECT_EQ(0, shallow) TH_LOG("chains without the 21 frames of deep()");
+
+	/* the counters tell the same story */
+	EXPECT_EQ(st.deferred, delta.requests);
+	EXPECT_EQ(st.deferred - st.entries, delta.dedup);
+	EXPECT_EQ(st.records, delta.records);
+	EXPECT_EQ(st.records, delta.unwinds);
+	EXPECT_EQ(0, delta.drops);
+	EXPECT_EQ(0, delta.pool_empty);
+	EXPECT_EQ(0, st1.pending);
+}
+
+struct zap_counts {
+	size_t n;			/* kernel-mode samples in long_read */
+	size_t complete;		/* bottom, rec x (depth + 1), zap_thread */
+	int hist[4];			/* rec frames: 0, 1, 2, more */
+	int max;
+};
+
+static void zap_run(struct __test_metadata *_metadata, FIXTURE_DATA(defer) *self, int depth,
+		    bool deferred, struct zap_counts *zc)
+{
+	struct perf_defer_stats st1, delta;
+	struct perf_event_attr attr;
+	struct dl_stitch_stats st;
+	bool shown = false;
+	const uint64_t *ips;
+	char dstr[16];
+	size_t i;
+	int n, k;
+
+	memset(zc, 0, sizeof(*zc));
+	load_syms(_metadata, self, "wl_zapstack");
+	dl_attr_cpu_clock(&attr, PERIOD_NS);
+	snprintf(dstr, sizeof(dstr), "%d", depth);
+	run_reset(self);
+	if (deferred)
+		SESS_OPEN(0, 64);
+	SPAWN(0, "wl_zapstack", "-t", "1500", "-d", dstr);
+	EV_OPEN(0, &attr, self->c[0].pid);
+	if (deferred) {
+		ATTACH(0, 0);
+		STATS(&self->st0);
+	}
+	GO_COLLECT_OK(0, NULL);
+	ASSERT_EQ(0, self->d.nerr) TH_LOG("%s", self->d.err);
+	if (deferred) {
+		STATS(&st1);
+		dl_stats_delta(&self->st0, &st1, &delta);
+		check_stitched(_metadata, self, "wl_zapstack", &st, &delta);
+	}
+	for (i = 0; i < self->d.ns; i++) {
+		struct dl_sample *s = &self->d.s[i];
+		bool complete;
+
+		if (!dl_kernel_mode(s))
+			continue;
+		n = dl_user_chain(&self->d, s, &ips);
+		if (n <= 0 || !dl_frame_is(self->syms, ips, n, 0, "long_read"))
+			continue;
+		k = count_frames(self->syms, ips, n, "rec");
+		/* long_read, bottom, rec x (depth + 1), zap_thread */
+		complete = k == depth + 1 && dl_frame_is(self->syms, ips, n, 1, "bottom") &&
+			   dl_frame_is(self->syms, ips, n, depth + 3, "zap_thread");
+		zc->n++;
+		zc->complete += complete;
+		zc->hist[k < 3 ? k : 3]++;
+		zc->max = k > zc->max ? k : zc->max;
+		if (complete != deferred && !shown) {
+			shown = true;
+			dl_log_chain(self->syms, 1, deferred ? "incomplete deferred chain" :
+					"complete fp chain", ips, n);
+		}
+	}
+	TH_LOG("%s: %zu kernel-mode samples in long_read, %zu complete; rec frames: "
+	       "0:%d 1:%d 2:%d more:%d (max %d of %d)", deferred ? "deferred" : "fp", zc->n,
+	       zc->complete, zc->hist[0], zc->hist[1], zc->hist[2], zc->hist[3], zc->max,
+	       depth + 1);
+	ASSERT_LE(10, zc->n);
+}
+
+TEST_F_TIMEOUT(defer, zapped_stack_complete, 120)
+{
+	struct zap_counts ref, def;
+
+	LOAD_MODULE();
+	zap_run(_metadata, self, 40, false, &ref);
+	EXPECT_EQ(0, ref.complete) TH_LOG("the in-NMI walk was not truncated");
+	zap_run(_metadata, self, 40, true, &def);
+	EXPECT_EQ(def.n, def.complete) TH_LOG("deferred chains not complete");
+}
+
+/*
+ * No module: perf's own fp walk gives the known paths of the workloads
+ * and truncated chains on the zapped stack.  Checks the workloads and
+ * the parsing, on any kernel.
+ */
+TEST_F_TIMEOUT(defer, fp_reference, 180)
+{
+	struct dl_paths ps = { 0 };
+	struct zap_counts zc;
+
+	if (geteuid() != 0)
+		SKIP(return, "needs root");
+	calls_run(_metadata, self, "wl_calls", "user", false, &ps, NULL);
+	dl_paths_free(&ps);
+	calls_run(_metadata, self, "wl_calls", "kernel", false, &ps, NULL);
+	dl_paths_free(&ps);
+	calls_run(_metadata, self, "wl_calls32", "user", false, &ps, NULL);
+	dl_paths_free(&ps);
+	calls_run(_metadata, self, "wl_calls32", "kernel", false, &ps, NULL);
+	dl_paths_free(&ps);
+	zap_run(_metadata, self, 40, false, &zc);
+	EXPECT_EQ(0, zc.complete) TH_LOG("the in-NMI walk was not truncated");
+}
+
+/* records per CPU ring, and PERF_RECORD_LOST sums per CPU */
+static void per_cpu_counts(const struct dl_data *d, int sess, uint64_t *recs, uint64_t *lost,
+			   int ncpu)
+{
+	size_t i;
+
+	for (i = 0; i < d->nr; i++)
+		if (d->r[i].sess == sess && (int)d->r[i].ring_cpu < ncpu)
+			recs[d->r[i].ring_cpu]++;
+	for (i = 0; i < d->nl; i++)
+		if (d->l[i].sess == sess && (int)d->l[i].ring_cpu < ncpu)
+			lost[d->l[i].ring_cpu] += d->l[i].lost;
+}
+
+TEST_F_TIMEOUT(defer, undersized_ring, 120)
+{
+	struct dl_collect_opts co = { .sess_drain_ms = -1, .sess_drain_once_ms = 700 };
+	struct perf_defer_stats st1, delta;
+	struct perf_event_attr attr;
+	struct dl_stitch_stats st;
+	uint64_t recs[256] = { 0 }, lostrec[256] = { 0 }, flush_recs[256] = { 0 };
+	uint64_t ctrl_lost, ctrl[256] = { 0 }, sum_lostrec = 0, delivered, nrec_main;
+	struct perf_defer_mmap_page *pg;
+	int ncpu, cpu;
+	size_t i;
+
+	LOAD_MODULE();
+	dl_attr_cpu_clock(&attr, PERIOD_NS);
+	SESS_OPEN(0, 1);
+	ncpu = self->s[0].ncpu;
+	ASSERT_GE(256, ncpu);
+	SPAWN(0, "wl_syscall", "-t", "1500", "-c", "2048", "-d", "20", "-n", "2");
+	EV_OPEN(0, &attr, self->c[0].pid);
+	ATTACH(0, 0);
+	STATS(&self->st0);
+	/* no draining but once, 0.7 s in: drops, then space for LOST records */
+	GO_COLLECT_OK(0, &co);
+	ASSERT_EQ(0, self->d.nerr) TH_LOG("%s", self->d.err);
+	dl_stitch(&self->d, &st);
+	dl_stitch_log("undersized", &st);
+	nrec_main = self->d.nr;
+	per_cpu_counts(&self->d, 0, recs, lostrec, ncpu);
+
+	/*
+	 * A LOST record is written when the ring has room again: pin a short
+	 * workload with few entries on each CPU, its records flush them.
+	 */
+	for (cpu = 0; cpu < ncpu && cpu < MAX_CHILD; cpu++) {
+		struct dl_collect_opts fo = { 0 };
+		cpu_set_t set;
+		int pi = 1 + cpu % (MAX_PERF - 1);
+
+		CPU_ZERO(&set);
+		CPU_SET(cpu, &set);
+		dl_perf_close(&self->p[pi]);
+		SPAWN(cpu, "wl_syscall", "-t", "150", "-c", "65536", "-d", "2");
+		if (sched_setaffinity(self->c[cpu].pid, sizeof(set), &set)) {
+			TH_LOG("CPU %d offline?", cpu);
+			dl_child_kill(&self->c[cpu]);
+			continue;
+		}
+		EV_OPEN(pi, &attr, self->c[cpu].pid);
+		ATTACH(0, pi);
+		EXPECT_EQ(0, dl_child_go(&self->c[cpu]));
+		EXPECT_EQ(0, dl_collect(&self->c[cpu], self->p, MAX_PERF, self->s, 1, &self->d, &fo));
+	}
+	ASSERT_EQ(0, self->d.nerr) TH_LOG("%s", self->d.err);
+	EXPECT_EQ(0, wait_no_pending(self->s[0].fd, 1000));
+	STATS(&st1);
+	dl_stats_delta(&self->st0, &st1, &delta);
+	dl_stats_log("delta", &delta);
+	EXPECT_EQ(0, self->d.perf_lost);
+
+	for (i = nrec_main; i < self->d.nr; i++)
+		if ((int)self->d.r[i].ring_cpu < ncpu)
+			flush_recs[self->d.r[i].ring_cpu]++;
+	memset(recs, 0, sizeof(recs));
+	memset(lostrec, 0, sizeof(lostrec));
+	per_cpu_counts(&self->d, 0, recs, lostrec, ncpu);
+	ctrl_lost = 0;
+	for (cpu = 0; cpu < ncpu; cpu++) {
+		pg = self->s[0].maps[cpu];
+		ctrl[cpu] = pg->lost;
+		ctrl_lost += ctrl[cpu];
+		sum_lostrec += lostrec[cpu];
+		TH_LOG("cpu %d: records %llu (flush %llu), control lost %llu, LOST records sum %llu",
+		       cpu, (unsigned long long)recs[cpu], (unsigned long long)flush_recs[cpu],
+		       (unsigned long long)ctrl[cpu], (unsigned long long)lostrec[cpu]);
+		EXPECT_GE(ctrl[cpu], lostrec[cpu]);
+		if (flush_recs[cpu])
+			EXPECT_EQ(ctrl[cpu], lostrec[cpu])
+				TH_LOG("cpu %d: drops not all reported by PERF_RECORD_LOST", cpu);
+	}
+	delivered = self->d.nr;
+	TH_LOG("delivered %llu + lost %llu (LOST records %llu) vs records %llu + drops %llu",
+	       (unsigned long long)delivered, (unsigned long long)ctrl_lost,
+	       (unsigned long long)sum_lostrec, (unsigned long long)delta.records,
+	       (unsigned long long)delta.drops);
+	EXPECT_LT(0, ctrl_lost) TH_LOG("a one-page ring did not overflow");
+	EXPECT_EQ(delta.records + delta.drops, delivered + ctrl_lost);
+	EXPECT_EQ(delta.records, delivered);
+	EXPECT_EQ(delta.drops, ctrl_lost);
+	EXPECT_EQ(ctrl_lost, sum_lostrec);
+	/* every entry of the main run made a record: delivered or lost */
+	dl_stitch(&self->d, &st);
+	EXPECT_EQ(0, st.dups);
+	EXPECT_EQ(0, st.unused);
+	EXPECT_LE(st.entries, delivered + ctrl_lost + delta.exit_pending);
+	EXPECT_GE(st.entries, delivered + ctrl_lost);
+	for (i = 0; i < self->d.nl; i++) {
+		struct dl_lost *l = &self->d.l[i];
+		int k, ok = 0;
+
+		for (k = 0; k < MAX_PERF; k++)
+			ok |= dl_perf_has_id(&self->p[k], l->id);
+		EXPECT_TRUE(ok) TH_LOG("LOST record id %llu is none of the session's events",
+				       (unsigned long long)l->id);
+	}
+}
+
+TEST_F_TIMEOUT(defer, two_sessions, 120)
+{
+	struct perf_defer_stats st1, delta;
+	struct perf_event_attr attr;
+	struct dl_stitch_stats st;
+	size_t i, n[2] = { 0 }, foreign = 0;
+	pid_t pid[2];
+
+	LOAD_MODULE();
+	dl_attr_cpu_clock(&attr, PERIOD_NS);
+	SESS_OPEN(0, 64);
+	SESS_OPEN(1, 64);
+	SPAWN(0, "wl_syscall", "-t", "1200", "-c", "8192", "-d", "12");
+	SPAWN(1, "wl_calls", "kernel", "1200");
+	pid[0] = self->c[0].pid;
+	pid[1] = self->c[1].pid;
+	EV_OPEN(0, &attr, pid[0]);
+	EV_OPEN(1, &attr, pid[1]);
+	ATTACH(0, 0);
+	ATTACH(1, 1);
+	STATS(&self->st0);
+	EXPECT_EQ(0, dl_child_go(&self->c[1]));
+	GO_COLLECT_OK(0, NULL);
+	{
+		int status = dl_collect(&self->c[1], self->p, MAX_PERF, self->s, MAX_SESS,
+					&self->d, NULL);
+
+		ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+	STATS(&st1);
+	dl_stats_delta(&self->st0, &st1, &delta);
+	check_stitched(_metadata, self, "two sessions", &st, &delta);
+	for (i = 0; i < self->d.nr; i++) {
+		struct dl_record *r = &self->d.r[i];
+
+		n[r->sess]++;
+		if (!dl_perf_has_id(&self->p[r->sess], r->sid.id) ||
+		    r->sid.pid != (uint32_t)pid[r->sess]) {
+			if (!foreign++)
+				TH_LOG("session %d got a record of pid %u id %llu (own: pid %d id %llu..)",
+				       r->sess, r->sid.pid, (unsigned long long)r->sid.id,
+				       pid[r->sess], (unsigned long long)self->p[r->sess].id[0]);
+		}
+	}
+	TH_LOG("records: session 0 %zu, session 1 %zu", n[0], n[1]);
+	EXPECT_EQ(0, foreign);
+	EXPECT_LT(0, n[0]);
+	EXPECT_LT(0, n[1]);
+}
+
+TEST_F_TIMEOUT(defer, two_sessions_same_task, 120)
+{
+	struct perf_defer_stats st1, delta;
+	struct perf_event_attr attr;
+	struct dl_stitch_stats st;
+	size_t i, j, n[2] = { 0 }, shared = 0, wrong = 0, distinct = 0;
+	struct dl_data *d = &self->d;
+
+	LOAD_MODULE();
+	dl_attr_cpu_clock(&attr, PERIOD_NS);
+	SESS_OPEN(0, 64);
+	SESS_OPEN(1, 64);
+	SPAWN(0, "wl_syscall", "-t", "1200", "-c", "16384", "-d", "8");
+	EV_OPEN(0, &attr, self->c[0].pid);
+	attr.sample_period = PERIOD_NS * 3 / 2;
+	EV_OPEN(1, &attr, self->c[0].pid);
+	ATTACH(0, 0);
+	ATTACH(1, 1);
+	STATS(&self->st0);
+	GO_COLLECT_OK(0, NULL);
+	STATS(&st1);
+	dl_stats_delta(&self->st0, &st1, &delta);
+	dl_stats_log("delta", &delta);
+	check_stitched(_metadata, self, "same task", &st, &delta);
+	for (i = 0; i < d->nr; i++) {
+		n[d->r[i].sess]++;
+		wrong += !dl_perf_has_id(&self->p[d->r[i].sess], d->r[i].sid.id);
+		for (j = 0; j < i; j++)
+			if (d->r[j].cookie == d->r[i].cookie && d->r[j].sid.tid == d->r[i].sid.tid)
+				break;
+		if (j < i && d->r[j].sess != d->r[i].sess) {
+			shared++;
+			/* one unwind serves both sessions */
+			if (d->r[j].nr != d->r[i].nr ||
+			    memcmp(d->r[j].ips, d->r[i].ips, 8 * d->r[i].nr))
+				wrong++;
+		}
+		distinct += j == i;
+	}
+	TH_LOG("records: session 0 %zu, session 1 %zu, entries in both %zu, distinct %zu",
+	       n[0], n[1], shared, distinct);
+	EXPECT_EQ(0, wrong) TH_LOG("records with a foreign id or differing chains");
+	EXPECT_LT(0, shared) TH_LOG("no entry sampled by both events");
+	EXPECT_EQ(distinct, delta.unwinds) TH_LOG("one unwind per entry, whatever the sessions");
+	EXPECT_EQ(n[0] + n[1], delta.records);
+}
+
+TEST_F_TIMEOUT(defer, unattached_event_unchanged, 120)
+{
+	struct dl_paths def = { 0 }, ref = { 0 }, raw_def = { 0 }, raw_ref = { 0 };
+	struct perf_event_attr attr;
+	struct dl_stitch_stats st;
+	size_t i, n1 = 0, deferred1 = 0, user1 = 0, nc = 0;
+
+	LOAD_MODULE();
+	load_syms(_metadata, self, "wl_calls");
+	dl_attr_cpu_clock(&attr, PERIOD_NS);
+	SESS_OPEN(0, 64);
+	SPAWN(0, "wl_calls", "kernel", "1500");
+	EV_OPEN(0, &attr, self->c[0].pid);
+	attr.sample_period = PERIOD_NS * 3 / 2;
+	EV_OPEN(1, &attr, self->c[0].pid);
+	ATTACH(0, 0);
+	GO_COLLECT_OK(0, NULL);
+	check_stitched(_metadata, self, "attached", &st, NULL);
+	for (i = 0; i < self->d.ns; i++) {
+		struct dl_sample *s = &self->d.s[i];
+		uint64_t cookie;
+
+		if (s->ev != 1)
+			continue;
+		n1++;
+		deferred1 += dl_deferred(s, &cookie);
+		user1 += dl_has_user(s);
+	}
+	TH_LOG("unattached event: %zu samples, %zu with user chains, %zu deferred", n1, user1,
+	       deferred1);
+	ASSERT_LE(50, n1);
+	EXPECT_EQ(0, deferred1);
+	EXPECT_EQ(n1, user1);
+	/* and in the same run, its paths are the attached event's */
+	leaf_paths(self, 0, "leaf_kernel", true, &def, &raw_def, &nc);
+	leaf_paths(self, 1, "leaf_kernel", true, &ref, &raw_ref, &nc);
+	check_calls_paths(_metadata, self, "attached", &def, MAJOR(&def));
+	check_calls_paths(_metadata, self, "unattached", &ref, MAJOR(&ref));
+	compare_paths(_metadata, self, "same run", &def, &raw_def, &ref, &raw_ref);
+	dl_paths_free(&def);
+	dl_paths_free(&ref);
+	dl_paths_free(&raw_def);
+	dl_paths_free(&raw_ref);
+}
+
+TEST_F_TIMEOUT(defer, detach_restores_fp_chains, 60)
+{
+	struct perf_event_attr attr;
+	size_t i, deferred = 0, user = 0;
+
+	LOAD_MODULE();
+	dl_attr_cpu_clock(&attr, PERIOD_NS);
+	SESS_OPEN(0, 0);
+	SPAWN(0, "wl_calls", "kernel", "500");
+	EV_OPEN(0, &attr, self->c[0].pid);
+	ATTACH(0, 0);
+	for (i = 0; i < (size_t)self->p[0].n; i++)
+		ASSERT_EQ(0, dl_ioc_detach(self->s[0].fd, self->p[0].fd[i]));
+	GO_COLLECT_OK(0, NULL);
+	ASSERT_EQ(0, self->d.nerr) TH_LOG("%s", self->d.err);
+	for (i = 0; i < self->d.ns; i++) {
+		uint64_t cookie;
+
+		deferred += dl_deferred(&self->d.s[i], &cookie);
+		user += dl_has_user(&self->d.s[i]);
+	}
+	TH_LOG("%zu samples, %zu deferred, %zu user chains, %zu records", self->d.ns, deferred,
+	       user, self->d.nr);
+	ASSERT_LT(0, self->d.ns);
+	EXPECT_EQ(0, deferred);
+	EXPECT_EQ(self->d.ns, user);
+	EXPECT_EQ(0, self->d.nr);
+}
+
+TEST_F_TIMEOUT(defer, exit_with_pending, 180)
+{
+	struct perf_defer_stats st0, st1, delta;
+	struct perf_event_attr attr;
+	struct dl_stitch_stats st;
+	uint64_t pending, exit_pending = 0, records = 0;
+	int i, status, killed = 0, exited = 0;
+	char after[16], what[32];
+
+	LOAD_MODULE();
+	dl_attr_cpu_clock(&attr, PERIOD_NS / 2);
+	SESS_OPEN(0, 64);
+	for (i = 0; i < 10; i++) {
+		dl_perf_close(&self->p[0]);
+		dl_data_free(&self->d);
+		snprintf(after, sizeof(after), "%d", 80 + 37 * i);
+		SPAWN(0, "wl_syscall", "-t", "0", "-c", "8192", "-d", "16", "-n", "3",
+		      "-x", i % 2 ? "exit" : "kill", "-a", after);
+		EV_OPEN(0, &attr, self->c[0].pid);
+		ATTACH(0, 0);
+		STATS(&st0);
+		status = go_collect(_metadata, self, 0, NULL);
+		if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+			killed++;
+		else if (WIFEXITED(status) && WEXITSTATUS(status) == 3)
+			exited++;
+		else
+			TH_LOG("run %d: wait status %#x", i, status);
+		STATS(&st1);
+		dl_stats_delta(&st0, &st1, &delta);
+		snprintf(what, sizeof(what), "%s after %s ms", i % 2 ? "exit" : "kill", after);
+		check_stitched(_metadata, self, what, &st, &delta);
+		exit_pending += delta.exit_pending;
+		records += self->d.nr;
+	}
+	EXPECT_EQ(5, killed);
+	EXPECT_EQ(5, exited);
+	pending = wait_no_pending(self->s[0].fd, 2000);
+	EXPECT_EQ(0, pending) TH_LOG("requests still pending after the tasks exited");
+	TH_LOG("%llu records, %llu exits with a request pending", (unsigned long long)records,
+	       (unsigned long long)exit_pending);
+}
+
+/* the sample_id of a record follows the attached event's sample_type */
+TEST_F_TIMEOUT(defer, record_sample_id_layout, 120)
+{
+	static const struct {
+		uint64_t type;
+		bool all;
+	} v[] = {
+		{ PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+		  PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU |
+		  PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN, true },
+		{ PERF_SAMPLE_IP | PERF_SAMPLE_CALLCHAIN, true },
+		{ PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN, true },
+		{ PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID |
+		  PERF_SAMPLE_CPU | PERF_SAMPLE_CALLCHAIN, false },
+	};
+	struct perf_event_attr attr;
+	struct dl_stitch_stats st;
+	unsigned int k;
+	size_t i;
+
+	LOAD_MODULE();
+	for (k = 0; k < sizeof(v) / sizeof(v[0]); k++) {
+		size_t bad = 0, stream_child = 0, stream_parent = 0;
+
+		run_reset(self);
+		dl_attr_cpu_clock(&attr, PERIOD_NS);
+		attr.sample_type = v[k].type;
+		attr.sample_id_all = v[k].all;
+		SESS_OPEN(0, 64);
+		SPAWN(0, "wl_syscall", "-t", "400", "-c", "8192", "-d", "4", "-n", "2");
+		EV_OPEN(0, &attr, self->c[0].pid);
+		ATTACH(0, 0);
+		GO_COLLECT_OK(0, NULL);
+		TH_LOG("variant %u: sample_type %#llx sample_id_all %d, sample_id %zu bytes", k,
+		       (unsigned long long)v[k].type, v[k].all, dl_sid_size(v[k].type, v[k].all));
+		/* the parser checked every record's size to the byte */
+		check_stitched(_metadata, self, "layout", &st, NULL);
+		for (i = 0; i < self->d.nr; i++) {
+			struct dl_record *r = &self->d.r[i];
+			struct dl_sample *s = NULL;
+			size_t j;
+
+			for (j = 0; j < self->d.ns && !s; j++)
+				if (self->d.s[j].rec == (int)i)
+					s = &self->d.s[j];
+			if (!s)
+				continue;
+			if (v[k].type & PERF_SAMPLE_IDENTIFIER && v[k].all)
+				bad += !dl_perf_has_id(&self->p[0], r->sid.identifier);
+			if (v[k].type & PERF_SAMPLE_ID && v[k].all)
+				bad += !dl_perf_has_id(&self->p[0], r->sid.id) ||
+				       r->sid.id != s->id;
+			if (v[k].type & PERF_SAMPLE_TID && v[k].all)
+				bad += r->sid.pid != s->pid || r->sid.tid != s->tid;
+			if (v[k].type & PERF_SAMPLE_TIME && v[k].all)
+				bad += r->sid.time < s->time;
+			if (v[k].type & PERF_SAMPLE_STREAM_ID && v[k].all) {
+				/* the same for a sample of the workload's first task */
+				if (r->sid.stream_id == s->stream_id)
+					stream_child++;
+				else if (dl_perf_has_id(&self->p[0], r->sid.stream_id))
+					stream_parent++;
+			}
+		}
+		if (v[k].type & PERF_SAMPLE_STREAM_ID)
+			TH_LOG("stream_id: the sampling (maybe inherited) event's %zu, else the "
+			       "attached event's %zu, of %zu", stream_child, stream_parent,
+			       self->d.nr);
+		EXPECT_EQ(0, bad) TH_LOG("variant %u: records whose sample_id disagrees", k);
+		if (v[k].type & PERF_SAMPLE_STREAM_ID)
+			EXPECT_EQ(self->d.nr, stream_child + stream_parent);
+	}
+}
+
+TEST_F_TIMEOUT(defer, poll_reports_data, 60)
+{
+	struct dl_collect_opts co = { .sess_drain_ms = -1 };
+	struct perf_event_attr attr;
+	struct epoll_event ev = { .events = EPOLLIN }, out;
+	struct pollfd pfd;
+	int ep;
+
+	LOAD_MODULE();
+	dl_attr_cpu_clock(&attr, PERIOD_NS);
+	SESS_OPEN(0, 64);
+	pfd = (struct pollfd){ .fd = self->s[0].fd, .events = POLLIN };
+	EXPECT_EQ(0, poll(&pfd, 1, 0)) TH_LOG("POLLIN on an empty session");
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	ASSERT_LE(0, ep);
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, self->s[0].fd, &ev));
+	EXPECT_EQ(0, epoll_wait(ep, &out, 1, 0));
+	SPAWN(0, "wl_syscall", "-t", "300", "-c", "8192", "-d", "4");
+	EV_OPEN(0, &attr, self->c[0].pid);
+	ATTACH(0, 0);
+	/* the session rings are drained only after the workload is gone */
+	EXPECT_EQ(0, dl_child_go(&self->c[0]));
+	ASSERT_EQ(0, dl_collect(&self->c[0], self->p, MAX_PERF, NULL, 0, &self->d, &co));
+	EXPECT_EQ(1, epoll_wait(ep, &out, 1, 1000)) TH_LOG("no EPOLLIN with records queued");
+	EXPECT_EQ(1, poll(&pfd, 1, 1000));
+	EXPECT_TRUE(pfd.revents & POLLIN);
+	EXPECT_LT(0, dl_session_drain(&self->s[0], &self->d));
+	EXPECT_EQ(0, poll(&pfd, 1, 0)) TH_LOG("POLLIN after everything was read");
+	EXPECT_EQ(0, epoll_wait(ep, &out, 1, 0));
+	close(ep);
+}
+
+/* ---- attach and ring ioctls: one test per failure case ------------- */
+
+FIXTURE(sess) {
+	bool loaded;
+	int fd, fd2;
+	int ev, ev2;
+};
+
+static int open_event(uint64_t sample_type, bool excl_user)
+{
+	struct perf_event_attr attr;
+
+	dl_attr_cpu_clock(&attr, PERIOD_NS);
+	attr.sample_type = sample_type;
+	attr.exclude_callchain_user = excl_user;
+	attr.enable_on_exec = 0;
+	attr.inherit = 0;
+	return syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+FIXTURE_SETUP(sess)
+{
+	self->fd = self->fd2 = self->ev = self->ev2 = -1;
+	if (geteuid() != 0)
+		SKIP(return, "needs root");
+	if (access(dl_ko_path(), R_OK))
+		SKIP(return, "no module at %s", dl_ko_path());
+	if (dl_module_loaded())
+		ASSERT_EQ(0, dl_module_unload_wait(5000));
+	ASSERT_EQ(0, dl_module_load(""));
+	self->loaded = true;
+	self->fd = open(PERF_DEFER_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, self->fd);
+	self->fd2 = open(PERF_DEFER_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, self->fd2);
+	self->ev = open_event(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN, false);
+	ASSERT_LE(0, self->ev);
+	self->ev2 = open_event(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN, false);
+	ASSERT_LE(0, self->ev2);
+}
+
+FIXTURE_TEARDOWN(sess)
+{
+	int ret;
+
+	if (self->ev >= 0)
+		close(self->ev);
+	if (self->ev2 >= 0)
+		close(self->ev2);
+	if (self->fd >= 0)
+		close(self->fd);
+	if (self->fd2 >= 0)
+		close(self->fd2);
+	if (self->loaded) {
+		ret = dl_module_unload_wait(5000);
+		EXPECT_EQ(0, ret) TH_LOG("unload: %s", strerror(-ret));
+	}
+}
+
+#define SESS_SKIPPED() do { if (_metadata->skip) return; } while (0)
+
+TEST_F(sess, attach_ok_detach_ok)
+{
+	SESS_SKIPPED();
+	EXPECT_EQ(0, dl_ioc_attach(self->fd, self->ev));
+	EXPECT_EQ(0, dl_ioc_detach(self->fd, self->ev));
+	/* and again */
+	EXPECT_EQ(0, dl_ioc_attach(self->fd, self->ev));
+	EXPECT_EQ(0, dl_ioc_attach(self->fd, self->ev2));
+}
+
+TEST_F(sess, attach_closed_fd)
+{
+	int fd;
+
+	SESS_SKIPPED();
+	fd = dup(self->ev);
+	ASSERT_LE(0, fd);
+	close(fd);
+	EXPECT_EQ(-EBADF, dl_ioc_attach(self->fd, fd));
+	EXPECT_EQ(-EBADF, dl_ioc_attach(self->fd, -1));
+	EXPECT_EQ(-EBADF, dl_ioc_attach(self->fd, 1 << 30));
+}
+
+TEST_F(sess, attach_pipe)
+{
+	int p[2];
+
+	SESS_SKIPPED();
+	ASSERT_EQ(0, pipe(p));
+	EXPECT_EQ(-EINVAL, dl_ioc_attach(self->fd, p[0]));
+	EXPECT_EQ(-EINVAL, dl_ioc_attach(self->fd, p[1]));
+	close(p[0]);
+	close(p[1]);
+}
+
+TEST_F(sess, attach_dev_null)
+{
+	int fd;
+
+	SESS_SKIPPED();
+	fd = open("/dev/null", O_RDONLY);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EINVAL, dl_ioc_attach(self->fd, fd));
+	close(fd);
+}
+
+TEST_F(sess, attach_session_fd)
+{
+	SESS_SKIPPED();
+	EXPECT_EQ(-EINVAL, dl_ioc_attach(self->fd, self->fd));
+	EXPECT_EQ(-EINVAL, dl_ioc_attach(self->fd, self->fd2));
+}
+
+TEST_F(sess, attach_no_callchain)
+{
+	int ev;
+
+	SESS_SKIPPED();
+	ev = open_event(PERF_SAMPLE_IP | PERF_SAMPLE_TID, false);
+	ASSERT_LE(0, ev);
+	EXPECT_EQ(-EINVAL, dl_ioc_attach(self->fd, ev));
+	close(ev);
+}
+
+TEST_F(sess, attach_exclude_callchain_user)
+{
+	int ev;
+
+	SESS_SKIPPED();
+	ev = open_event(PERF_SAMPLE_IP | PERF_SAMPLE_CALLCHAIN, true);
+	ASSERT_LE(0, ev);
+	EXPECT_EQ(-EINVAL, dl_ioc_attach(self->fd, ev));
+	close(ev);
+}
+
+TEST_F(sess, attach_twice)
+{
+	int dupfd;
+
+	SESS_SKIPPED();
+	ASSERT_EQ(0, dl_ioc_attach(self->fd, self->ev));
+	EXPECT_EQ(-EEXIST, dl_ioc_attach(self->fd, self->ev));
+	/* the event, not the fd number, is what counts */
+	dupfd = dup(self->ev);
+	ASSERT_LE(0, dupfd);
+	EXPECT_EQ(-EEXIST, dl_ioc_attach(self->fd, dupfd));
+	close(dupfd);
+}
+
+TEST_F(sess, attach_in_two_sessions)
+{
+	SESS_SKIPPED();
+	ASSERT_EQ(0, dl_ioc_attach(self->fd, self->ev));
+	EXPECT_EQ(-EEXIST, dl_ioc_attach(self->fd2, self->ev));
+	/* free again once the first session closes */
+	close(self->fd);
+	self->fd = -1;
+	EXPECT_EQ(0, dl_ioc_attach(self->fd2, self->ev));
+}
+
+TEST_F(sess, detach_not_attached)
+{
+	SESS_SKIPPED();
+	EXPECT_EQ(-ENOENT, dl_ioc_detach(self->fd, self->ev));
+	ASSERT_EQ(0, dl_ioc_attach(self->fd, self->ev));
+	/* attached, but by the other session */
+	EXPECT_EQ(-ENOENT, dl_ioc_detach(self->fd2, self->ev));
+	EXPECT_EQ(0, dl_ioc_detach(self->fd, self->ev));
+	EXPECT_EQ(-ENOENT, dl_ioc_detach(self->fd, self->ev));
+}
+
+TEST_F(sess, detach_bad_fd)
+{
+	int p[2];
+
+	SESS_SKIPPED();
+	EXPECT_EQ(-EBADF, dl_ioc_detach(self->fd, -1));
+	ASSERT_EQ(0, pipe(p));
+	EXPECT_EQ(-EINVAL, dl_ioc_detach(self->fd, p[0]));
+	close(p[0]);
+	close(p[1]);
+}
+
+TEST_F(sess, attach_bad_size)
+{
+	static const __u32 sizes[] = { 0, 4, 8, 12, 15, 17, 24, 4096 };
+	struct {
+		struct perf_defer_attach a;
+		char pad[16];
+	} big;
+	unsigned int i;
+
+	SESS_SKIPPED();
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		memset(&big, 0, sizeof(big));
+		big.a.size = sizes[i];
+		big.a.perf_fd = self->ev;
+		EXPECT_EQ(-1, ioctl(self->fd, PERF_DEFER_IOC_ATTACH, &big)) TH_LOG("size %u", sizes[i]);
+		EXPECT_EQ(EINVAL, errno) TH_LOG("size %u", sizes[i]);
+	}
+	/* nothing got attached */
+	EXPECT_EQ(-ENOENT, dl_ioc_detach(self->fd, self->ev));
+}
+
+TEST_F(sess, attach_reserved_nonzero)
+{
+	struct perf_defer_attach a = { .size = sizeof(a), .perf_fd = self->ev, .__reserved = 1 };
+
+	SESS_SKIPPED();
+	EXPECT_EQ(-1, ioctl(self->fd, PERF_DEFER_IOC_ATTACH, &a));
+	EXPECT_EQ(EINVAL, errno);
+	a.__reserved = 1ull << 63;
+	EXPECT_EQ(-1, ioctl(self->fd, PERF_DEFER_IOC_DETACH, &a));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-ENOENT, dl_ioc_detach(self->fd, self->ev));
+}
+
+TEST_F(sess, attach_bad_pointer)
+{
+	SESS_SKIPPED();
+	EXPECT_EQ(-1, ioctl(self->fd, PERF_DEFER_IOC_ATTACH, NULL));
+	EXPECT_EQ(EFAULT, errno);
+	EXPECT_EQ(-1, ioctl(self->fd, PERF_DEFER_IOC_DETACH, (void *)1));
+	EXPECT_EQ(EFAULT, errno);
+}
+
+TEST_F(sess, set_ring_bad_pages)
+{
+	static const __u32 pages[] = { 0, 3, 6, 12, 1023, 1025, 2048, 1u << 31, 0xffffffffu };
+	unsigned int i;
+
+	SESS_SKIPPED();
+	for (i = 0; i < sizeof(pages) / sizeof(pages[0]); i++)
+		EXPECT_EQ(-EINVAL, dl_ioc_set_ring(self->fd, pages[i])) TH_LOG("%u pages", pages[i]);
+	EXPECT_EQ(0, dl_ioc_set_ring(self->fd, 1));
+	EXPECT_EQ(0, dl_ioc_set_ring(self->fd2, PERF_DEFER_RING_MAX_PAGES));
+}
+
+TEST_F(sess, set_ring_bad_struct)
+{
+	struct perf_defer_ring r = { .size = sizeof(r), .data_pages = 4, .__reserved = 1 };
+
+	SESS_SKIPPED();
+	EXPECT_EQ(-1, ioctl(self->fd, PERF_DEFER_IOC_SET_RING, &r));
+	EXPECT_EQ(EINVAL, errno);
+	r.__reserved = 0;
+	r.size = sizeof(r) - 1;
+	EXPECT_EQ(-1, ioctl(self->fd, PERF_DEFER_IOC_SET_RING, &r));
+	EXPECT_EQ(EINVAL, errno);
+	r.size = sizeof(r) + 8;
+	EXPECT_EQ(-1, ioctl(self->fd, PERF_DEFER_IOC_SET_RING, &r));
+	EXPECT_EQ(EINVAL, errno);
+}
+
+TEST_F(sess, set_ring_after_attach)
+{
+	SESS_SKIPPED();
+	ASSERT_EQ(0, dl_ioc_attach(self->fd, self->ev));
+	EXPECT_EQ(-EBUSY, dl_ioc_set_ring(self->fd, 4));
+}
+
+TEST_F(sess, set_ring_after_mmap)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	void *m;
+
+	SESS_SKIPPED();
+	m = mmap(NULL, (1 + PERF_DEFER_RING_DEF_PAGES) * page, PROT_READ | PROT_WRITE,
+		 MAP_SHARED, self->fd, 0);
+	ASSERT_NE(MAP_FAILED, m);
+	EXPECT_EQ(-EBUSY, dl_ioc_set_ring(self->fd, 4));
+	munmap(m, (1 + PERF_DEFER_RING_DEF_PAGES) * page);
+}
+
+TEST_F(sess, ring_layout)
+{
+	struct dl_session s = { .fd = -1 };
+	long page = sysconf(_SC_PAGESIZE);
+	int ret;
+
+	SESS_SKIPPED();
+	ret = dl_session_open(&s, 0, 8);
+	ASSERT_EQ(0, ret);
+	/* checks version, cpu, data_offset, data_size of every CPU's ring */
+	EXPECT_EQ(0, dl_session_map(&s));
+	if (s.maps && s.maps[0]) {
+		struct perf_defer_mmap_page *pg = s.maps[0];
+
+		EXPECT_EQ(0, pg->data_head);
+		EXPECT_EQ(0, pg->data_tail);
+		EXPECT_EQ(0, pg->lost);
+		EXPECT_EQ(8 * page, pg->data_size);
+	}
+	dl_session_close(&s);
+}
+
+TEST_F(sess, get_stats_bad_struct)
+{
+	struct perf_defer_stats st = { .size = sizeof(st) - 8 };
+
+	SESS_SKIPPED();
+	EXPECT_EQ(-1, ioctl(self->fd, PERF_DEFER_IOC_GET_STATS, &st));
+	EXPECT_EQ(EINVAL, errno);
+	st.size = sizeof(st);
+	st.__reserved = 1;
+	EXPECT_EQ(-1, ioctl(self->fd, PERF_DEFER_IOC_GET_STATS, &st));
+	EXPECT_EQ(EINVAL, errno);
+	st.__reserved = 0;
+	EXPECT_EQ(0, ioctl(self->fd, PERF_DEFER_IOC_GET_STATS, &st));
+	EXPECT_EQ(0, st.pending);
+}
+
+/* ---- defer_test --sample PID MS (lifecycle.sh) ---------------------- */
+
+static int sample_main(int argc, char **argv)
+{
+	struct perf_defer_stats stats = { 0 };
+	struct perf_event_attr attr;
+	struct dl_stitch_stats st;
+	struct dl_session s;
+	struct dl_perf p;
+	struct dl_data d;
+	struct pollfd pfd;
+	uint64_t end;
+	struct timespec ts;
+	pid_t pid;
+	int ms, i;
+
+	if (argc != 4)
+		return 2;
+	pid = atoi(argv[2]);
+	ms = atoi(argv[3]);
+	dl_data_init(&d);
+	dl_attr_cpu_clock(&attr, PERIOD_NS);
+	attr.disabled = 0;
+	attr.enable_on_exec = 0;
+	attr.inherit = 0;
+	if (dl_session_open(&s, 0, 0) || dl_session_map(&s))
+		return 1;
+	if (dl_perf_open(&p, 0, &attr, pid, -1, 64))
+		return 1;
+	if (dl_session_attach(&s, &p, &d))
+		return 1;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	end = ts.tv_sec * 1000ull + ts.tv_nsec / 1000000 + ms;
+	for (;;) {
+		pfd = (struct pollfd){ .fd = s.fd, .events = POLLIN };
+		poll(&pfd, 1, 10);
+		dl_perf_drain(&p, &d);
+		dl_session_drain(&s, &d);
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		if (ts.tv_sec * 1000ull + ts.tv_nsec / 1000000 >= end)
+			break;
+	}
+	/*
+	 * Close the session while the event still samples, and, if the task
+	 * gets one within 200 ms, while it has a request pending: the module
+	 * must then refuse rmmod until the unwind ran.
+	 */
+	dl_session_drain(&s, &d);
+	for (i = 0; i < 200; i++) {
+		if (dl_get_stats(s.fd, &stats))
+			return 1;
+		if (stats.pending)
+			break;
+		usleep(1000);
+	}
+	dl_session_close(&s);
+	dl_perf_drain(&p, &d);
+	dl_perf_close(&p);
+	dl_stitch(&d, &st);
+	printf("samples %zu deferred %zu records %zu matched %zu nerr %d pending %llu\n", d.ns,
+	       st.deferred, d.nr, st.matched, d.nerr, (unsigned long long)stats.pending);
+	return d.nerr ? 3 : 0;
+}
+
+/*
+ * Keep perf's task-event jump label (perf_sched_events, patched into
+ * __schedule) switched on for as long as we run, with one dummy per-task
+ * event: every task event counts, enabled or not.  Debian's 6.12 under
+ * QEMU TCG sometimes dies with "Oops: int3" in __schedule when that label
+ * flips while other CPUs schedule, module or no module (perf record -p in
+ * a loop does it too); the tests open and close task events hundreds of
+ * times.  Harmless elsewhere.  Returns the fd, or -1.
+ */
+static int hold_perf_sched_events(void)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_DUMMY,
+		.disabled = 1,
+	};
+
+	return syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+}
+
+/* ---- main: -l lists the tests, -t NAME runs only those named -------- */
+
+int main(int argc, char **argv)
+{
+	struct __fixture_metadata *f;
+	struct __test_metadata *t, *next, *keep[256];
+	const char *only[64];
+	int nonly = 0, i, n, opt;
+	bool list = false;
+
+	if (argc > 1 && !strcmp(argv[1], "--sample"))
+		return sample_main(argc, argv);
+	/* defer_test --hold: hold the jump label until killed (lifecycle.sh) */
+	if (argc > 1 && !strcmp(argv[1], "--hold")) {
+		if (hold_perf_sched_events() < 0)
+			return 1;
+		for (;;)
+			pause();
+	}
+	while ((opt = getopt(argc, argv, "lt:")) != -1) {
+		if (opt == 'l')
+			list = true;
+		else if (opt == 't' && nonly < 64)
+			only[nonly++] = optarg;
+		else {
+			fprintf(stderr, "usage: defer_test [-l] [-t TEST]... | --sample PID MS | --hold\n");
+			return 2;
+		}
+	}
+	for (f = __fixture_list; f; f = f->next) {
+		n = 0;
+		for (t = f->tests; t; t = next) {
+			char full[256];
+			bool want = !nonly;
+
+			next = t->next;
+			snprintf(full, sizeof(full), "%s.%s", f->name, t->name);
+			for (i = 0; i < nonly; i++)
+				want |= !strcmp(only[i], t->name) || !strcmp(only[i], full);
+			if (list)
+				printf("%s\n", full);
+			if (want && n < 256)
+				keep[n++] = t;
+		}
+		f->tests = n ? keep[0] : NULL;
+		for (i = 0; i < n; i++) {
+			keep[i]->prev = i ? keep[i - 1] : keep[n - 1];
+			keep[i]->next = i + 1 < n ? keep[i + 1] : NULL;
+		}
+	}
+	if (list)
+		return 0;
+	hold_perf_sched_events();
+	return test_harness_run(argc, argv);
+}

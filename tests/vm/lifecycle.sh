@@ -1,0 +1,90 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# lifecycle.sh [CYCLES [MS]]: CYCLES (default 100) times load the module,
+# attach to a workload that keeps running the whole time and sample it
+# for MS ms (default 80; defer_test --sample), close, unload.  The
+# workload reads 8 MiB per system call (several returns to user in each
+# cycle, and most often a read under way at close), the sampler closes its
+# session while a request is pending when it can: rmmod then says EBUSY
+# until the unwind ran; retry for up to 2 s.  The VM harness fails the
+# run on any oops or WARN.  TAP.
+set -u
+. "$(dirname "$0")/tap.sh"
+
+cycles=${1:-100}
+ms=${2:-80}
+dir=$(cd "$(dirname "$0")" && pwd)
+ko=${PERF_DEFER_KO:-/lib/perf-defer/perf_defer.ko}
+
+tap_plan 8
+[ -d /sys/module/perf_defer ] && rmmod perf_defer
+# Keep perf's task-event jump label on throughout: flipping it 100 times
+# can oops Debian's 6.12 under QEMU TCG, module or not (see defer_test.c).
+"$dir/defer_test" --hold &
+hold=$!
+"$dir/wl_syscall" -t 0 -c 8192 -d 12 -n 2 &
+wl=$!
+sleep 0.2
+kill -0 "$wl" 2>/dev/null
+ok $? "workload running (pid $wl)"
+
+start=$(date +%s)
+load_fail=0 sample_fail=0 with_records=0 unload_fail=0 retries=0 max_retries=0
+pending=0 busy=0
+i=0
+while [ "$i" -lt "$cycles" ]; do
+	i=$((i + 1))
+	if ! insmod "$ko"; then
+		load_fail=$((load_fail + 1))
+		echo "# cycle $i: insmod failed"
+		continue
+	fi
+	out=$("$dir/defer_test" --sample "$wl" "$ms" 2>&1)
+	rc=$?
+	if [ "$rc" != 0 ]; then
+		sample_fail=$((sample_fail + 1))
+		echo "# cycle $i: sampler rc=$rc: $out"
+	fi
+	# "samples N deferred N records N matched N nerr N pending N"
+	set -- $out
+	[ "${6:-0}" -gt 0 ] 2>/dev/null && [ "${8:-0}" -gt 0 ] 2>/dev/null &&
+		with_records=$((with_records + 1))
+	[ "${12:-0}" -gt 0 ] 2>/dev/null && pending=$((pending + 1))
+	[ "$i" = 1 ] || [ "$i" = "$cycles" ] && echo "# cycle $i: $out"
+	n=0
+	until rmmod perf_defer 2>/dev/null; do
+		n=$((n + 1))
+		if [ "$n" -ge 200 ]; then
+			unload_fail=$((unload_fail + 1))
+			echo "# cycle $i: rmmod still failing after $n tries"
+			rmmod perf_defer
+			break
+		fi
+		sleep 0.01
+	done
+	retries=$((retries + n))
+	[ "$n" -gt 0 ] && busy=$((busy + 1))
+	[ "$n" -gt "$max_retries" ] && max_retries=$n
+done
+end=$(date +%s)
+echo "# $cycles cycles in $((end - start)) s; closed with a request pending in $pending;" \
+	"rmmod busy in $busy, $retries retries (max $max_retries in a cycle)"
+
+[ "$load_fail" = 0 ]
+ok $? "insmod succeeded $((cycles - load_fail)) of $cycles times"
+[ "$sample_fail" = 0 ]
+ok $? "attach + sample + close succeeded in every cycle ($sample_fail failed)"
+[ "$with_records" -ge $((cycles / 2)) ]
+ok $? "deferred samples stitched to records in $with_records of $cycles cycles"
+[ "$unload_fail" = 0 ]
+ok $? "rmmod succeeded in every cycle ($unload_fail failed)"
+[ "$busy" -gt 0 ]
+ok $? "rmmod met a pending unwind (EBUSY, then retried) in $busy cycles"
+kill -0 "$wl" 2>/dev/null
+ok $? "the workload survived"
+kill -9 "$wl" "$hold" 2>/dev/null
+wait "$wl" "$hold" 2>/dev/null
+[ ! -d /sys/module/perf_defer ]
+ok $? "module not loaded at the end"
+tap_done

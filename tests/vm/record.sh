@@ -1,0 +1,138 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# perf-defer record on a module kernel, read by the guest's perf (Debian's
+# 6.1): the file opens without a warning, samples carry kernel and user
+# frames with symbols, and the user call paths equal those of
+# 'perf record --call-graph fp' on the same workload.  TAP.
+#   record.sh [ko]   (default $PERF_DEFER_KO)
+. "$(dirname "$0")/tap.sh"
+
+ko=${1:-$PERF_DEFER_KO}
+tap_plan 21
+cd /tmp || exit 1
+insmod "$ko" || { echo "Bail out! cannot load $ko"; exit 1; }
+
+# paths FILE: the user call paths through a workload leaf, innermost
+# first and up to main, that hold at least 2% of those samples; one per
+# line.  Past main, perf's in-NMI walk goes on through whatever the
+# libc frame left in rbp (e.g. ";__do_global_dtors_aux;[unknown]") where
+# the upstream unwinder's rules (fp >= sp, cfa > sp) stop: both are cut
+# at main.  Rare paths (a sample in a function prologue, before its frame
+# exists) are noise, the same for both walks.
+paths() {
+	perf script -i "$1" -F ip,sym 2>/dev/null | awk '
+		function out() { if (p ~ /leaf_/) { n[p]++; all++ } p = ""; done = 0 }
+		/^$/ { out(); next }
+		$1 !~ /^ffff/ && !done { p = p (p == "" ? "" : ";") $2; if ($2 == "main") done = 1 }
+		END { out(); for (k in n) if (n[k] * 50 >= all) print k }' | sort
+}
+
+# warnings FILE: what perf says on stderr while reading FILE
+warnings() {
+	{ perf report -i "$1" --stdio >/dev/null; perf script -i "$1" >/dev/null; } 2>&1 |
+		grep -iE 'warn|error|fail|unknown|unsupported|invalid' || true
+}
+
+for mode in kernel user; do
+	perf-defer record -q --stats -g -o def.$mode -- /tests/wl_calls $mode 1500 >stats.$mode 2>rec.err
+	rc=$?
+	sed 's/^/# /' stats.$mode rec.err
+	ok $rc "record -g -- wl_calls $mode (rc=$rc)"
+	grep -qx "path: module" stats.$mode
+	ok $? "the module path was used ($mode)"
+	w=$(warnings def.$mode)
+	[ -z "$w" ]
+	ok $? "perf 6.1 report and script read it without a warning ($mode)${w:+: $w}"
+
+	perf record -q -e cpu-clock -F 4000 --call-graph fp -o fp.$mode -- /tests/wl_calls $mode 1500 2>/dev/null
+	paths def.$mode >def.paths
+	paths fp.$mode >fp.paths
+	echo "# deferred paths:"; sed 's/^/#   /' def.paths
+	echo "# fp paths:"; sed 's/^/#   /' fp.paths
+	[ "$(grep -c . def.paths)" -ge 2 ] && cmp -s def.paths fp.paths
+	ok $? "user call paths equal perf's in-NMI fp walk, frame for frame ($mode)"
+
+	# samples with kernel frames and symbolized user frames; those taken
+	# in execve, before the new image is mapped, have no user symbol yet
+	perf script -i def.$mode -F ip,sym 2>/dev/null | awk '
+		function out() { if (k) { total++; if (u) both++; else if (x) ex++ } k = u = x = 0 }
+		/^$/ { out(); next }
+		$1 ~ /^ffff/ { k++; if ($2 ~ /exec/) x = 1 }
+		$1 !~ /^ffff/ && $2 != "[unknown]" { u++ }
+		END { out(); print both + 0, ex + 0, total + 0 }' >frames
+	read -r both ex total <frames
+	um=$(sed -n 's/^unmatched: //p' stats.$mode)
+	echo "# $both of $total kernel-mode samples show user frames too; $ex in execve; unmatched $um"
+	if [ $mode = kernel ]; then
+		# all but those of execve and of the exit (no return to user)
+		[ "$total" -gt 100 ] && [ $((both + ex + um)) -ge "$total" ]
+		ok $? "every stitched kernel-mode sample has kernel and user frames ($both + $ex + $um of $total)"
+	else
+		n=$(grep -c . def.paths)
+		[ "$n" = 2 ]
+		ok $? "user-mode samples: both paths, nothing else above 2% ($n)"
+	fi
+done
+
+# -p of a running process, ended by SIGINT: the file is valid
+/tests/wl_calls user 6000 &
+wl=$!
+sleep 0.5
+perf-defer record -q -p $wl -o pid.data 2>pid.err &
+rec=$!
+sleep 2
+kill -INT $rec
+wait $rec
+rc=$?
+kill $wl 2>/dev/null
+wait $wl 2>/dev/null
+ok $rc "record -p PID stops cleanly on SIGINT (rc=$rc)"
+n=$(paths pid.data | grep -c .)
+[ "$n" -ge 2 ] && [ -z "$(warnings pid.data)" ]
+ok $? "the -p file is valid and has the workload's call paths ($n)"
+
+# -a system-wide while a command runs
+perf-defer record -q -a -o all.data -- /tests/wl_calls kernel 1000 2>all.err
+ok $? "record -a -- cmd"
+n=$(paths all.data | grep -c .)
+[ "$n" -ge 2 ] && [ -z "$(warnings all.data)" ]
+ok $? "the -a file is valid and has the workload's call paths ($n)"
+
+# fork and exec: a shell that runs two workloads
+perf-defer record -q -o fork.data -- sh -c '/tests/wl_calls kernel 800 & /tests/wl_calls user 800; wait' 2>fork.err
+ok $? "record -- sh -c 'a & b' (fork and exec)"
+n=$(perf script -i fork.data -F pid 2>/dev/null | sort -u | grep -c .)
+p=$(paths fork.data | grep -c .)
+[ "$n" -ge 3 ] && [ "$p" -ge 4 ]
+ok $? "samples of the shell and both children ($n pids), paths of both modes ($p)"
+
+# a multi-threaded workload
+perf-defer record -q --stats -o thr.data -- /tests/wl_syscall -t 800 -n 3 >thr.stats 2>thr.err
+ok $? "record a multi-threaded workload"
+t=$(perf script -i thr.data -F pid,tid 2>/dev/null | awk '$1 != $2' | grep -c .)
+[ "$t" -gt 0 ]
+ok $? "samples of a second thread ($t)"
+
+# a disk that is full: an error, never a short file
+mkdir -p /mnt/small && mount -t tmpfs -o size=64k tmpfs /mnt/small
+perf-defer record -q -o /mnt/small/x.data -- /tests/wl_calls kernel 600 2>full.err
+rc=$?
+sed 's/^/# /' full.err
+[ $rc = 1 ] && grep -q "cannot write" full.err && [ ! -e /mnt/small/x.data ]
+ok $? "a full disk is reported with exit 1 and leaves no short file (rc=$rc)"
+umount /mnt/small
+
+# a plain perf record -g at the same time keeps its in-NMI user chains
+perf-defer record -q -o both1.data -- /tests/wl_calls kernel 1500 2>/dev/null &
+rec=$!
+perf record -q -e cpu-clock -g -o both2.data -- /tests/wl_calls kernel 1500 2>/dev/null
+wait $rec
+a=$(paths both1.data | grep -c .)
+b=$(paths both2.data | grep -c .)
+[ "$a" -ge 2 ] && [ "$b" -ge 2 ] && [ -z "$(warnings both2.data)" ]
+ok $? "a concurrent plain perf record -g keeps full user chains ($a, $b paths)"
+
+rmmod perf_defer
+ok $? "rmmod after recording"
+tap_done

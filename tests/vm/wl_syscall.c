@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * wl_syscall [-t MS] [-c KIB] [-d DEPTH] [-n THREADS] [-x kill|exit] [-a MS]
+ *
+ * Syscall-heavy with a deep user stack: each of THREADS threads (default
+ * 1) recurses DEPTH levels (default 20) through deep() and then reads KIB
+ * KiB (default 16384) from /dev/zero per call, for MS milliseconds
+ * (default 1500; 0 = until killed).  A read that large spans several
+ * cpu-clock ticks, so many samples fall into one kernel entry.
+ *
+ * -x kill|exit -a MS: after MS milliseconds a helper thread ends the
+ * whole process with kill(getpid(), SIGKILL) or _exit(3), while the
+ * readers are in the middle of their reads.
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include "wl_common.h"
+
+static volatile unsigned long sink;
+static volatile int stop;
+static int zero_fd;
+static long chunk = 16384L << 10;
+static int depth = 20;
+static const char *exit_how;
+static long exit_after_ms;
+
+NOINLINE void reader(char *buf)
+{
+	WL_LEAF_FRAME();
+	while (!stop)
+		sink += wl_sys3(SYS_read, zero_fd, (long)buf, chunk);
+}
+
+NOINLINE void deep(int n, char *buf)
+{
+	if (n > 0)
+		deep(n - 1, buf);
+	else
+		reader(buf);
+	sink++;
+}
+
+NOINLINE void *thread_main(void *arg)
+{
+	char *buf = malloc(chunk);
+
+	if (!buf)
+		abort();
+	memset(buf, 1, chunk);
+	deep(depth, buf);
+	free(buf);
+	return NULL;
+}
+
+NOINLINE void *exiter(void *arg)
+{
+	usleep(exit_after_ms * 1000);
+	if (!strcmp(exit_how, "kill"))
+		kill(getpid(), SIGKILL);
+	_exit(3);
+}
+
+int main(int argc, char **argv)
+{
+	long ms = 1500, threads = 1, i;
+	pthread_t tid[64], ex;
+	int opt;
+
+	while ((opt = getopt(argc, argv, "t:c:d:n:x:a:")) != -1) {
+		switch (opt) {
+		case 't':
+			ms = strtol(optarg, NULL, 0);
+			break;
+		case 'c':
+			chunk = strtol(optarg, NULL, 0) << 10;
+			break;
+		case 'd':
+			depth = strtol(optarg, NULL, 0);
+			break;
+		case 'n':
+			threads = strtol(optarg, NULL, 0);
+			break;
+		case 'x':
+			exit_how = optarg;
+			break;
+		case 'a':
+			exit_after_ms = strtol(optarg, NULL, 0);
+			break;
+		default:
+			fprintf(stderr, "usage: wl_syscall [-t MS] [-c KIB] [-d DEPTH] [-n THREADS] [-x kill|exit] [-a MS]\n");
+			return 2;
+		}
+	}
+	if (threads < 1 || threads > 64 || chunk <= 0 || depth < 0)
+		return 2;
+	zero_fd = open("/dev/zero", O_RDONLY);
+	if (zero_fd < 0)
+		return 1;
+	if (exit_how && pthread_create(&ex, NULL, exiter, NULL))
+		return 1;
+	for (i = 1; i < threads; i++)
+		if (pthread_create(&tid[i], NULL, thread_main, NULL))
+			return 1;
+	if (ms > 0) {
+		/* the main thread is a reader too; a timer thread stops all */
+		struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
+
+		if (pthread_create(&tid[0], NULL, thread_main, NULL))
+			return 1;
+		while (nanosleep(&ts, &ts))
+			;
+		stop = 1;
+		pthread_join(tid[0], NULL);
+	} else {
+		thread_main(NULL);
+	}
+	for (i = 1; i < threads; i++)
+		pthread_join(tid[i], NULL);
+	return 0;
+}
