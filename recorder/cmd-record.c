@@ -1030,10 +1030,13 @@ static int rec_loop(struct record *rec, int *status)
 		pr_err("epoll_create1: %s", strerror(errno));
 		return -1;
 	}
+	/*
+	 * perf's rings wake us at a quarter full, and every 100 ms we read
+	 * everything anyway.  The module's rings are not polled: a wake-up
+	 * per record would cost the sampled task more than it saves us.
+	 */
 	for (i = 0; i < rec->nr_fds; i++)
 		epoll_ctl(rec->epfd, EPOLL_CTL_ADD, rec->fds[i].fd, &ev);
-	if (rec->dev >= 0)
-		epoll_ctl(rec->epfd, EPOLL_CTL_ADD, rec->dev, &ev);
 
 	while (!rec_done) {
 		struct epoll_event evs[16];
