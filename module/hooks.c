@@ -42,6 +42,7 @@ asm(
 /* What perf_callchain() told us, per context level (task/softirq/irq/NMI). */
 struct pd_slot {
 	struct perf_event	*event;	/* attached (parent) event, key only */
+	u64			id;	/* of the sampling (maybe inherited) event */
 	struct pt_regs		*regs;	/* the sample's regs */
 };
 
@@ -69,6 +70,7 @@ static int pd_pre_perf_callchain(struct kprobe *p, struct pt_regs *regs)
 	if (!pd_attach_find(key))
 		return 0;
 	slot->event = key;
+	slot->id = event->id;
 	slot->regs = (struct pt_regs *)regs->si;
 	return 0;
 }
@@ -103,7 +105,7 @@ static int pd_pre_perf_callchain_user(struct kprobe *p, struct pt_regs *regs)
 	att = pd_attach_find(key);
 	if (!att)
 		return 0;
-	cookie = pd_request(att, from_user);
+	cookie = pd_request(att, from_user, slot->id);
 	if (!cookie)
 		return 0;
 

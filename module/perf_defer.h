@@ -99,7 +99,7 @@ bool pd_is_perf_file(struct file *file);
 /* request.c */
 int pd_request_init(void);
 void pd_request_exit(void);
-u64 pd_request(struct pd_attach *att, bool from_user);
+u64 pd_request(struct pd_attach *att, bool from_user, u64 stream_id);
 int pd_requests_pending(void);
 
 /* unwind.c */
@@ -111,7 +111,7 @@ void pd_rings_free(struct pd_session *s);
 int pd_ring_mmap(struct pd_session *s, struct vm_area_struct *vma);
 bool pd_rings_readable(struct pd_session *s);
 void pd_ring_emit(struct pd_attach *att, u64 cookie, const u64 *ips, unsigned int nr,
-		  u64 min_local);
+		  u64 min_local, u64 stream_id);
 
 /* session.c */
 int pd_session_init(void);

@@ -44,6 +44,7 @@ struct pd_request {
 	u64			last_sample;	/* local_clock() of the newest */
 	struct callback_head	work;
 	struct pd_attach	*att[PD_MAX_SESSIONS];	/* one per session */
+	u64			stream_id[PD_MAX_SESSIONS];	/* its sampler's id */
 };
 
 DEFINE_PER_CPU(struct pd_counters, pd_counters);
@@ -58,7 +59,7 @@ static void pd_kick_fn(struct irq_work *work)
 {
 }
 
-static DEFINE_PER_CPU(struct irq_work, pd_kick) = IRQ_WORK_INIT_HARD(pd_kick_fn);
+static DEFINE_PER_CPU(struct irq_work, pd_kick);
 
 int pd_requests_pending(void)
 {
@@ -118,10 +119,11 @@ static void pd_request_release(struct pd_request *r)
 
 /*
  * Make the present sample part of current's deferred unwind, for @att's
- * session.  Returns the cookie, or 0 when the sample must keep the normal
+ * session; @stream_id is the id of the event that sampled (an inherited
+ * child of the attached one, maybe), as perf's sample_id puts it.  Returns the cookie, or 0 when the sample must keep the normal
  * in-NMI user walk.  NMI-safe: no locks, no allocation, no sleeping.
  */
-u64 pd_request(struct pd_attach *att, bool from_user)
+u64 pd_request(struct pd_attach *att, bool from_user, u64 stream_id)
 {
 	struct pd_request *r;
 	bool joined;
@@ -152,10 +154,11 @@ u64 pd_request(struct pd_attach *att, bool from_user)
 	 * PENDING request's slots change only here, on current's CPU, so a
 	 * failed reference (detach under way) can simply be undone.
 	 */
-	if (!READ_ONCE(r->att[att->idx]) &&
-	    !cmpxchg(&r->att[att->idx], NULL, att) &&
-	    !refcount_inc_not_zero(&att->ref))
-		WRITE_ONCE(r->att[att->idx], NULL);
+	if (!READ_ONCE(r->att[att->idx]) && !cmpxchg(&r->att[att->idx], NULL, att)) {
+		r->stream_id[att->idx] = stream_id;
+		if (!refcount_inc_not_zero(&att->ref))
+			WRITE_ONCE(r->att[att->idx], NULL);
+	}
 
 	/*
 	 * perf stamped this sample just before: the record must not be
@@ -232,7 +235,7 @@ static void pd_task_work(struct callback_head *cb)
 		if (ips)
 			pd_ring_emit(att[i], r->cookie, ips,
 				     min_t(unsigned int, nr, att[i]->max_stack),
-				     READ_ONCE(r->last_sample) + 1);
+				     READ_ONCE(r->last_sample) + 1, r->stream_id[i]);
 		else if (!exiting)
 			pd_count(drops);	/* no memory for the walk */
 		pd_attach_put(att[i]);
@@ -250,6 +253,13 @@ static void pd_task_work(struct callback_head *cb)
 
 int pd_request_init(void)
 {
+	int cpu;
+
+	/* at run time: a static initializer of module per-CPU data did not
+	 * reach every CPU's copy (a NULL func ran from the irq_work IPI)
+	 */
+	for_each_possible_cpu(cpu)
+		per_cpu(pd_kick, cpu) = IRQ_WORK_INIT_HARD(pd_kick_fn);
 	pd_pool_bits = ilog2(pd_pool_size);
 	pd_pool = vzalloc(array_size(pd_pool_size, sizeof(*pd_pool)));
 	if (!pd_pool)

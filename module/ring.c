@@ -137,7 +137,7 @@ static u64 pd_clock(const struct pd_attach *att, u64 min_local)
 
 /* The sample_id trailer of @att's event, in perf's order; returns words. */
 static unsigned int pd_sample_id(const struct pd_attach *att, u64 *id, int cpu,
-				 u64 min_local)
+				 u64 min_local, u64 stream_id)
 {
 	u64 type = att->sample_type;
 	unsigned int n = 0;
@@ -152,7 +152,7 @@ static unsigned int pd_sample_id(const struct pd_attach *att, u64 *id, int cpu,
 	if (type & PERF_SAMPLE_ID)
 		id[n++] = att->id;
 	if (type & PERF_SAMPLE_STREAM_ID)
-		id[n++] = att->id;
+		id[n++] = stream_id;
 	if (type & PERF_SAMPLE_CPU)
 		id[n++] = (u32)cpu;
 	if (type & PERF_SAMPLE_IDENTIFIER)
@@ -173,10 +173,13 @@ static void pd_ring_put(struct pd_ring *r, const void *src, size_t len)
 /*
  * Write one PERF_RECORD_CALLCHAIN_DEFERRED for @att into its session's
  * ring of this CPU.  Its time is at least @min_local on the default clock
- * (local_clock() of another CPU may lag this one's).  Task context only.
+ * (local_clock() of another CPU may lag this one's); @stream_id is the id
+ * of the event that sampled, the attached one or an inherited child, as
+ * in perf's sample_id (id and identifier are the attached event's).
+ * Task context only.
  */
 void pd_ring_emit(struct pd_attach *att, u64 cookie, const u64 *ips,
-		  unsigned int nr, u64 min_local)
+		  unsigned int nr, u64 min_local, u64 stream_id)
 {
 	struct pd_session *s = att->sess;
 	/* pairs with smp_store_release() in pd_rings_alloc() */
@@ -193,7 +196,7 @@ void pd_ring_emit(struct pd_attach *att, u64 cookie, const u64 *ips,
 
 	cpu = get_cpu();
 	r = rings[cpu];
-	nid = pd_sample_id(att, id, cpu, min_local);
+	nid = pd_sample_id(att, id, cpu, min_local, stream_id);
 	size = sizeof(hdr) + sizeof(body) + (nr + nid) * sizeof(u64);
 	lost_size = r->lost ? sizeof(hdr) + sizeof(body) + nid * sizeof(u64) : 0;
 

@@ -10,7 +10,11 @@
  *
  *	echo "PERF_FD COUNT" > /sys/kernel/debug/pd_test_nmi/trigger
  *	cat /sys/kernel/debug/pd_test_nmi/trigger
- *	  -> "nmis N deferred D cookies C1 C2 ..."
+ *	  -> "nmis N deferred D cookies C1 C2 ...\nips I1 I2 ...\n"
+ *
+ * With "PERF_FD COUNT CPU PID" the NMIs go to another CPU, and count
+ * only when they interrupt task PID there (in user mode, if it spins):
+ * the IPs are those the NMIs interrupted.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -35,8 +39,9 @@ static struct perf_callchain_entry *(*pd_perf_callchain)(struct perf_event *even
 							 struct pt_regs *regs);
 static struct perf_event *pd_armed_event;	/* set while an NMI is expected */
 static int pd_armed_cpu = -1;
-static unsigned int pd_nmis, pd_deferred;
-static u64 pd_cookies[PD_TEST_MAX];
+static pid_t pd_armed_pid;			/* 0: whoever runs */
+static unsigned int pd_nmis, pd_deferred, pd_missed;
+static u64 pd_cookies[PD_TEST_MAX], pd_ips[PD_TEST_MAX];
 static DEFINE_MUTEX(pd_test_lock);
 static struct dentry *pd_dir;
 
@@ -49,12 +54,19 @@ static int pd_test_nmi_handler(unsigned int type, struct pt_regs *regs)
 
 	if (!event || READ_ONCE(pd_armed_cpu) != smp_processor_id())
 		return NMI_DONE;
+	if (pd_armed_pid && task_pid_nr(current) != pd_armed_pid) {
+		pd_missed++;
+		WRITE_ONCE(pd_armed_event, NULL);
+		return NMI_HANDLED;
+	}
 
 	entry = pd_perf_callchain(event, regs);
 	for (i = 0; entry && i + 1 < entry->nr; i++) {
 		if (entry->ip[i] == PERF_DEFER_CONTEXT_USER_DEFERRED) {
-			if (pd_deferred < PD_TEST_MAX)
+			if (pd_deferred < PD_TEST_MAX) {
 				pd_cookies[pd_deferred] = entry->ip[i + 1];
+				pd_ips[pd_deferred] = regs->ip;
+			}
 			pd_deferred++;
 			break;
 		}
@@ -64,13 +76,22 @@ static int pd_test_nmi_handler(unsigned int type, struct pt_regs *regs)
 	return NMI_HANDLED;
 }
 
-static int pd_test_fire(struct perf_event *event, unsigned int count)
+static int pd_test_fire(struct perf_event *event, unsigned int count, int target)
 {
 	unsigned int i;
 	int spins, cpu;
 
 	for (i = 0; i < count; i++) {
+		if (target >= 0 && i)
+			usleep_range(2000, 4000);	/* back to user space */
 		cpu = get_cpu();
+		if (target >= 0) {
+			if (target == cpu || !cpu_online(target)) {
+				put_cpu();
+				return -EINVAL;
+			}
+			cpu = target;
+		}
 		WRITE_ONCE(pd_armed_cpu, cpu);
 		WRITE_ONCE(pd_armed_event, event);
 		apic->send_IPI_mask(cpumask_of(cpu), NMI_VECTOR);
@@ -88,16 +109,18 @@ static ssize_t pd_trigger_write(struct file *file, const char __user *ubuf,
 				size_t len, loff_t *ppos)
 {
 	unsigned int count;
+	int fd, ret, n, cpu = -1;
 	struct file *pf;
-	char buf[32];
-	int fd, ret;
+	char buf[48];
+	pid_t pid = 0;
 
 	if (len >= sizeof(buf))
 		return -EINVAL;
 	if (copy_from_user(buf, ubuf, len))
 		return -EFAULT;
 	buf[len] = 0;
-	if (sscanf(buf, "%d %u", &fd, &count) != 2 || !count || count > 1000)
+	n = sscanf(buf, "%d %u %d %d", &fd, &count, &cpu, &pid);
+	if ((n != 2 && n != 4) || !count || count > 1000)
 		return -EINVAL;
 	pf = fget(fd);
 	if (!pf)
@@ -110,7 +133,10 @@ static ssize_t pd_trigger_write(struct file *file, const char __user *ubuf,
 	mutex_lock(&pd_test_lock);
 	pd_nmis = 0;
 	pd_deferred = 0;
-	ret = pd_test_fire(pf->private_data, count);
+	pd_missed = 0;
+	pd_armed_pid = pid;
+	ret = pd_test_fire(pf->private_data, count, cpu);
+	pd_armed_pid = 0;
 	mutex_unlock(&pd_test_lock);
 	fput(pf);
 	return ret ?: len;
@@ -128,10 +154,14 @@ static ssize_t pd_trigger_read(struct file *file, char __user *ubuf,
 	if (!buf)
 		return -ENOMEM;
 	mutex_lock(&pd_test_lock);
-	off = scnprintf(buf, PAGE_SIZE, "nmis %u deferred %u cookies", pd_nmis, pd_deferred);
+	off = scnprintf(buf, PAGE_SIZE, "nmis %u deferred %u missed %u cookies",
+			pd_nmis, pd_deferred, pd_missed);
 	n = min_t(unsigned int, pd_deferred, PD_TEST_MAX);
 	for (i = 0; i < n; i++)
 		off += scnprintf(buf + off, PAGE_SIZE - off, " %llx", pd_cookies[i]);
+	off += scnprintf(buf + off, PAGE_SIZE - off, "\nips");
+	for (i = 0; i < n; i++)
+		off += scnprintf(buf + off, PAGE_SIZE - off, " %llx", pd_ips[i]);
 	off += scnprintf(buf + off, PAGE_SIZE - off, "\n");
 	mutex_unlock(&pd_test_lock);
 	ret = simple_read_from_buffer(ubuf, len, ppos, buf, off);
