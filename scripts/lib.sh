@@ -1,5 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
-# Shared helpers for scripts/*; sourced, never run.
+# shellcheck shell=bash disable=SC2034
+# Shared helpers for scripts/*; sourced, never run.  (Variables are for
+# the scripts that source it.)
 
 PD_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PD_CACHE=${PERF_DEFER_CACHE:-/var/cache/perf-defer}

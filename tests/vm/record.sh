@@ -7,32 +7,12 @@
 # 'perf record --call-graph fp' on the same workload.  TAP.
 #   record.sh [ko]   (default $PERF_DEFER_KO)
 . "$(dirname "$0")/tap.sh"
+. "$(dirname "$0")/perfpaths.sh"
 
 ko=${1:-$PERF_DEFER_KO}
 tap_plan 21
 cd /tmp || exit 1
 insmod "$ko" || { echo "Bail out! cannot load $ko"; exit 1; }
-
-# paths FILE: the user call paths through a workload leaf, innermost
-# first and up to main, that hold at least 2% of those samples; one per
-# line.  Past main, perf's in-NMI walk goes on through whatever the
-# libc frame left in rbp (e.g. ";__do_global_dtors_aux;[unknown]") where
-# the upstream unwinder's rules (fp >= sp, cfa > sp) stop: both are cut
-# at main.  Rare paths (a sample in a function prologue, before its frame
-# exists) are noise, the same for both walks.
-paths() {
-	perf script -i "$1" -F ip,sym 2>/dev/null | awk '
-		function out() { if (p ~ /leaf_/) { n[p]++; all++ } p = ""; done = 0 }
-		/^$/ { out(); next }
-		$1 !~ /^ffff/ && !done { p = p (p == "" ? "" : ";") $2; if ($2 == "main") done = 1 }
-		END { out(); for (k in n) if (n[k] * 50 >= all) print k }' | sort
-}
-
-# warnings FILE: what perf says on stderr while reading FILE
-warnings() {
-	{ perf report -i "$1" --stdio >/dev/null; perf script -i "$1" >/dev/null; } 2>&1 |
-		grep -iE 'warn|error|fail|unknown|unsupported|invalid' || true
-}
 
 for mode in kernel user; do
 	perf-defer record -q --stats -g -o def.$mode -- /tests/wl_calls $mode 1500 >stats.$mode 2>rec.err

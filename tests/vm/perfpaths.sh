@@ -1,0 +1,38 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# Reading perf.data files in tests, sourced (guest and host).  $PERF is
+# the perf to run (default: perf); extra arguments after FILE go to it.
+
+# paths FILE: the user call paths through a workload leaf, innermost
+# first and up to main, that hold at least 2% of those samples; one per
+# line.  Past main, perf's in-NMI walk goes on through whatever the
+# libc frame left in rbp (e.g. ";__do_global_dtors_aux;[unknown]") where
+# the upstream unwinder's rules (fp >= sp, cfa > sp) stop: both are cut
+# at main.  Rare paths (a sample in a function prologue, before its frame
+# exists) are noise, the same for both walks.
+paths() {
+	${PERF:-perf} script -i "$@" -F ip,sym 2>/dev/null | awk '
+		function out() { if (p ~ /leaf_/) { n[p]++; all++ } p = ""; done = 0 }
+		/^$/ { out(); next }
+		$1 !~ /^ffff/ && !done { p = p (p == "" ? "" : ";") $2; if ($2 == "main") done = 1 }
+		END { out(); for (k in n) if (n[k] * 50 >= all) print k }' | sort
+}
+
+# warnings FILE: what perf says on stderr while reading FILE
+warnings() {
+	{ ${PERF:-perf} report -i "$@" --stdio >/dev/null; ${PERF:-perf} script -i "$@" >/dev/null; } 2>&1 |
+		grep -iE 'warn|error|fail|unknown|unsupported|invalid' || true
+}
+
+
+# chains FILE: every sample's user frames, one sample a line, in file
+# order, for comparing two readings of the same samples: the number of
+# user frames, then the workload's own functions among them (perf
+# versions print user addresses differently and pick different names
+# for libc's aliases, e.g. memset_ifunc or memset)
+chains() {
+	${PERF:-perf} script -i "$@" -F ip,sym 2>/dev/null | awk '
+		function out() { print n + 0 ":" p; n = 0; p = "" }
+		/^$/ { out(); next }
+		$1 !~ /^ffff/ { n++; if ($2 ~ /^(leaf_|alpha|beta|gamma_|delta|epsilon|main)/) p = p " " $2 }
+		END { if (n) out() }'
+}
