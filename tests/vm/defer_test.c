@@ -415,7 +415,8 @@ static void calls_run(struct __test_metadata *_metadata, FIXTURE_DATA(defer) *se
 		check_stitched(_metadata, self, what, &st, &delta);
 	}
 	leaf_paths(self, 0, leaf, kernel, ps, raw, &no_chain);
-	EXPECT_EQ(deferred ? st.unmatched : 0, no_chain)
+	/* unmatched samples (a task's exit) may fall outside the leaf */
+	EXPECT_GE(deferred ? st.unmatched : 0, no_chain)
 		TH_LOG("%s: samples without user chain", what);
 	check_calls_paths(_metadata, self, what, ps, MAJOR(ps));
 }
@@ -1079,6 +1080,24 @@ TEST_F_TIMEOUT(defer, record_sample_id_layout, 120)
 	}
 }
 
+/* samples not deferred after the last deferred one of their task */
+static size_t midlife_tail(const struct dl_data *d)
+{
+	size_t i, j, tail = 0;
+	uint64_t cookie;
+
+	for (i = 0; i < d->ns; i++) {
+		if (dl_deferred(&d->s[i], &cookie))
+			continue;
+		for (j = 0; j < d->ns; j++)
+			if (d->s[j].tid == d->s[i].tid && d->s[j].time > d->s[i].time &&
+			    dl_deferred(&d->s[j], &cookie))
+				break;
+		tail += j == d->ns;
+	}
+	return tail;
+}
+
 /*
  * An empty request pool: the sample keeps perf's own in-NMI user chain
  * (never a cookie that no record will match), and pool_empty counts it.
@@ -1119,7 +1138,9 @@ TEST_F_TIMEOUT(defer, pool_empty_falls_back, 120)
 	TH_LOG("%zu samples kept an in-NMI chain, pool_empty %llu", fallback,
 	       (unsigned long long)delta.pool_empty);
 	EXPECT_LT(0, delta.pool_empty) TH_LOG("the pool never ran dry");
-	EXPECT_EQ(delta.pool_empty, fallback);
+	/* the others kept it in a task's exit path, which is never deferred */
+	EXPECT_LE(delta.pool_empty, fallback);
+	EXPECT_GE(delta.pool_empty, fallback - midlife_tail(&self->d));
 	EXPECT_EQ(0, bad) TH_LOG("fallback samples without a user chain");
 	EXPECT_LT(0, st.matched);
 	EXPECT_EQ(0, st.bad_cookie);
