@@ -1019,6 +1019,22 @@ write_err:
 	return -1;
 }
 
+/*
+ * After each round, as perf record does: what is written is in time order
+ * (held samples of the stitcher hold back what comes after them), so perf
+ * may sort and flush at every marker.
+ */
+static int rec_finished_round(struct record *rec)
+{
+	static const struct perf_event_header fr = {
+		.type = PD_RECORD_FINISHED_ROUND, .size = sizeof(fr),
+	};
+
+	if (!pd_ordered__delivered(rec->oq))
+		return 0;
+	return pd_writer__write(rec->w, &fr, sizeof(fr));
+}
+
 static int rec_loop(struct record *rec, int *status)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
@@ -1043,7 +1059,7 @@ static int rec_loop(struct record *rec, int *status)
 
 		if (epoll_wait(rec->epfd, evs, 16, 100) > 0)
 			rec->wakeups++;
-		ret = rec_read_all(rec) ?: pd_ordered__round(rec->oq);
+		ret = rec_read_all(rec) ?: pd_ordered__round(rec->oq) ?: rec_finished_round(rec);
 		if (ret)
 			goto write_err;
 		if (rec->child > 0 && rec_child_exited &&

@@ -20,6 +20,7 @@ struct pd_ordered {
 	char			*arena;
 	size_t			used, arena_cap;
 	__u64			seq, round_max, prev_max;
+	size_t			delivered;
 };
 
 struct pd_ordered *pd_ordered__new(pd_deliver_fn deliver, void *arg)
@@ -112,6 +113,7 @@ static int pd_ordered_deliver(struct pd_ordered *q, __u64 limit)
 	}
 	q->nr -= n;
 	q->used = keep_bytes;
+	q->delivered = n;
 	return ret;
 }
 
@@ -126,6 +128,11 @@ int pd_ordered__round(struct pd_ordered *q)
 int pd_ordered__flush(struct pd_ordered *q)
 {
 	return pd_ordered_deliver(q, ~0ULL);
+}
+
+size_t pd_ordered__delivered(const struct pd_ordered *q)
+{
+	return q->delivered;
 }
 
 size_t pd_ordered__pending(const struct pd_ordered *q)

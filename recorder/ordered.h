@@ -20,6 +20,8 @@ int pd_ordered__queue(struct pd_ordered *q, __u64 time, const void *event, size_
 int pd_ordered__round(struct pd_ordered *q);
 int pd_ordered__flush(struct pd_ordered *q);
 size_t pd_ordered__pending(const struct pd_ordered *q);
+/* records delivered by the last round or flush */
+size_t pd_ordered__delivered(const struct pd_ordered *q);
 void pd_ordered__delete(struct pd_ordered *q);
 
 #endif /* PERF_DEFER_ORDERED_H */

@@ -10,7 +10,7 @@
 . "$(dirname "$0")/perfpaths.sh"
 
 ko=${1:-$PERF_DEFER_KO}
-tap_plan 21
+tap_plan 22
 cd /tmp || exit 1
 insmod "$ko" || { echo "Bail out! cannot load $ko"; exit 1; }
 
@@ -78,6 +78,17 @@ ok $? "record -a -- cmd"
 n=$(paths all.data | grep -c .)
 [ "$n" -ge 2 ] && [ -z "$(warnings all.data)" ]
 ok $? "the -a file is valid and has the workload's call paths ($n)"
+
+# kernel threads are never deferred: the idle task's samples keep no cookie
+perf-defer record -q --keep-deferred -a -o allk.data -- /tests/wl_calls kernel 600 2>/dev/null
+perf-defer dump -i allk.data 2>/dev/null | awk '
+	/PERF_RECORD_SAMPLE/ { idle = ($0 ~ /: 0\/0: /); if (idle) n++; next }
+	/^0x/ { idle = 0 }
+	idle && / fffffffffffffd80$/ { bad++ }
+	END { print n + 0, bad + 0 }' >idle.out
+read -r n bad <idle.out
+[ "$n" -gt 0 ] && [ "$bad" = 0 ]
+ok $? "the idle task's samples (a kernel thread) are never deferred ($bad of $n)"
 
 # fork and exec: a shell that runs two workloads
 perf-defer record -q -o fork.data -- sh -c '/tests/wl_calls kernel 800 & /tests/wl_calls user 800; wait' 2>fork.err

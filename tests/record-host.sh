@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# perf-defer record on the host, which has neither native deferred
+# callchains nor the module (it cannot load modules): the fp fallback with
+# one clear warning, the options and their error messages, FINISHED_ROUND
+# and build-ids in the file, -t and -C.  TAP.
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/tests/vm/tap.sh"
+
+pdf=$top/recorder/perf-defer
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+cd "$dir" || exit 1
+# shellcheck disable=SC2016 # for the sh that runs it
+loop='i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done'
+
+tap_plan 22
+avail=0
+"$pdf" status >/dev/null 2>&1 && avail=1
+
+"$pdf" record -o fb.data -- sh -c "$loop" >fb.out 2>fb.err
+rc=$?
+sed 's/^/# /' fb.err
+ok $rc "record with neither native support nor the module (rc=$rc)"
+n=$(grep -c "warning:" fb.err)
+if [ $avail = 1 ]; then
+	ok 0 "# SKIP this host offers deferred callchains: no fallback to see"
+else
+	[ "$n" = 1 ] && grep -q "recording with --call-graph fp" fb.err
+	ok $? "one clear warning about the fp fallback ($n)"
+fi
+grep -q "Captured and wrote" fb.err
+ok $? "progress lines in perf's manner"
+perf report -i fb.data --stdio >rep.out 2>rep.err && ! grep -qiE 'warn|error' rep.err &&
+	grep -q "Samples:" rep.out
+ok $? "perf 6.1 reads the fallback file without a warning"
+n=$("$pdf" dump -i fb.data | grep -c "PERF_RECORD_FINISHED_ROUND$")
+[ "$n" -gt 0 ]
+ok $? "the file has FINISHED_ROUND records ($n)"
+perf buildid-list -i fb.data 2>/dev/null | grep -q "$(readlink -f /bin/sh | xargs basename)"
+ok $? "build-ids of the DSOs that ran are in the file"
+perf report -i fb.data --header-only 2>/dev/null | grep -q "^# cmdline : .* record -o fb.data"
+ok $? "perf report --header-only shows our cmdline"
+
+"$pdf" record -q --call-graph fp -o fp.data -- sh -c "$loop" 2>fp.err
+ok $? "--call-graph fp"
+[ ! -s fp.err ]
+ok $? "no warning with --call-graph fp"
+
+sh -c "$loop; $loop; $loop" &
+bg=$!
+"$pdf" record -q -t $bg -o t.data -- sleep 0.3 2>/dev/null
+ok $? "-t TID with a command that bounds the recording"
+n=$(perf script -i t.data -F tid 2>/dev/null | sort -u | tr -d ' ')
+[ "$n" = "$bg" ]
+ok $? "-t samples only that thread ($n)"
+"$pdf" record -q -C 0 -o c.data -- sleep 0.2 2>/dev/null
+ok $? "-C 0 (system-wide on one CPU)"
+n=$(perf script -i c.data -F cpu 2>/dev/null | sort -u | tr -d ' []')
+[ -z "$n" ] || [ "$n" = 000 ] || [ "$n" = 0 ]
+ok $? "-C 0 samples only CPU 0 (${n:-none})"
+kill $bg 2>/dev/null
+wait $bg 2>/dev/null
+
+# usage errors: exit 2 and a message naming the problem
+usage() {
+	local want=$1 out
+
+	shift
+	out=$("$pdf" record "$@" 2>&1 >/dev/null)
+	rc=$?
+	[ $rc = 2 ] && grep -q -- "$want" <<<"$out"
+	ok $? "record $* -> exit 2, '$want' (rc=$rc)"
+}
+usage "is not a positive number" -F 0 -- true
+usage "unknown event 'bogus'" -e bogus -- true
+usage "is not supported" --call-graph dwarf -- true
+usage "cannot be combined" -p 1 -a
+usage "nothing to record" -q
+usage "needs --call-graph fp,defer" --keep-deferred --call-graph fp -- true
+usage "not a power of two" -m 3 -- true
+usage "cannot be used together" -F 100 -c 1000 -- true
+"$pdf" record -q -o /nonexistent/x.data -- true 2>err
+rc=$?
+[ $rc = 1 ] && grep -q "cannot create /nonexistent/x.data" err
+ok $? "an output that cannot be created: exit 1 with a message (rc=$rc)"
+tap_done
