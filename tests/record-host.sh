@@ -16,7 +16,7 @@ cd "$dir" || exit 1
 # shellcheck disable=SC2016 # for the sh that runs it
 loop='i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done'
 
-tap_plan 22
+tap_plan 24
 avail=0
 "$pdf" status >/dev/null 2>&1 && avail=1
 
@@ -63,6 +63,16 @@ n=$(perf script -i c.data -F cpu 2>/dev/null | sort -u | tr -d ' []')
 ok $? "-C 0 samples only CPU 0 (${n:-none})"
 kill $bg 2>/dev/null
 wait $bg 2>/dev/null
+
+"$pdf" record -q -e task-clock -e page-faults -o ev.data -- sh -c "$loop" 2>/dev/null
+n=$(perf report -i ev.data --stdio 2>/dev/null | grep -cE "of event '(task-clock|page-faults)'")
+[ "$n" = 2 ]
+ok $? "two events, -e task-clock -e page-faults, both in the report ($n)"
+"$pdf" record -q -e cycles -o cy.data -- sh -c "$loop" 2>cy.err
+rc=$?
+sed 's/^/# /' cy.err
+[ $rc = 0 ] || { [ $rc = 1 ] && grep -q "no hardware PMU here: use -e cpu-clock" cy.err; }
+ok $? "-e cycles records where a PMU exists, else says there is none (rc=$rc)"
 
 # usage errors: exit 2 and a message naming the problem
 usage() {
