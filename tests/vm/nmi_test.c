@@ -247,10 +247,8 @@ TEST_F(nmi, from_user_mode_unwinds_at_once)
 		.sample_id_all = 1,
 	};
 	struct perf_defer_attach at = { .size = sizeof(at) };
-	unsigned int nmis = 0, deferred = 0, missed = 0, off, i, j, same = 0, user = 0;
-	uint64_t cookies[64], ips[64];
-	char cmd[64], out[8192], *p;
-	int ev, fd, n;
+	unsigned int user = 0, same = 0, kernel = 0, round;
+	int ev;
 	pid_t child;
 
 	if (self->ncpu < 2)
@@ -268,53 +266,63 @@ TEST_F(nmi, from_user_mode_unwinds_at_once)
 	at.perf_fd = ev;
 	ASSERT_EQ(0, ioctl(self->dev, PERF_DEFER_IOC_ATTACH, &at));
 	usleep(100000);
-	fd = open(TRIGGER, O_RDWR);
-	ASSERT_LE(0, fd);
-	n = snprintf(cmd, sizeof(cmd), "%d %d 1 %d", ev, NMIS, child);
-	ASSERT_EQ(n, write(fd, cmd, n)) TH_LOG("trigger: %s", strerror(errno));
-	usleep(100000);
-	lseek(fd, 0, SEEK_SET);
-	n = read(fd, out, sizeof(out) - 1);
-	close(fd);
+
+	/* rounds of NMIs until 10 of them found the child in user mode */
+	for (round = 0; round < 10 && user < 10; round++) {
+		unsigned int deferred = 0, missed = 0, nmis = 0, off, i, j;
+		uint64_t cookies[64], ips[64];
+		char cmd[64], out[8192], *p;
+		int fd, n;
+
+		fd = open(TRIGGER, O_RDWR);
+		ASSERT_LE(0, fd);
+		n = snprintf(cmd, sizeof(cmd), "%d %d 1 %d", ev, NMIS, child);
+		ASSERT_EQ(n, write(fd, cmd, n)) TH_LOG("trigger: %s", strerror(errno));
+		usleep(50000);
+		lseek(fd, 0, SEEK_SET);
+		n = read(fd, out, sizeof(out) - 1);
+		close(fd);
+		ASSERT_LT(0, n);
+		out[n] = 0;
+		ASSERT_EQ(3, sscanf(out, "nmis %u deferred %u missed %u cookies%n", &nmis,
+				    &deferred, &missed, &n)) TH_LOG("%s", out);
+		if (deferred > 64)
+			deferred = 64;
+		for (i = 0, off = n; i < deferred; i++) {
+			ASSERT_EQ(1, sscanf(out + off, " %" SCNx64 "%n", &cookies[i], &n));
+			off += n;
+		}
+		p = strstr(out, "ips");
+		ASSERT_NE(NULL, p);
+		for (i = 0, off = 3; i < deferred; i++) {
+			ASSERT_EQ(1, sscanf(p + off, " %" SCNx64 "%n", &ips[i], &n));
+			off += n;
+		}
+		self->nrecs = 0;
+		drain(self);
+		for (i = 0; i < deferred; i++) {
+			for (j = 0; j < (unsigned int)self->nrecs; j++)
+				if (self->recs[j].cookie == cookies[i])
+					break;
+			EXPECT_GT(self->nrecs, (int)j)
+				TH_LOG("no record for cookie %" PRIx64, cookies[i]);
+			/* an NMI that found the child in the kernel: not checked */
+			if (j == (unsigned int)self->nrecs || ips[i] >= 0x800000000000ull) {
+				kernel++;
+				continue;
+			}
+			user++;
+			same += self->recs[j].ip0 == ips[i];
+			EXPECT_EQ(ips[i], self->recs[j].ip0) TH_LOG("NMI at %" PRIx64
+				", record starts at %" PRIx64, ips[i], self->recs[j].ip0);
+		}
+	}
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
-	ASSERT_LT(0, n);
-	out[n] = 0;
-	ASSERT_EQ(3, sscanf(out, "nmis %u deferred %u missed %u cookies%n", &nmis, &deferred,
-			    &missed, &n)) TH_LOG("%s", out);
-	TH_LOG("%u NMIs on the spinning child, %u deferred, %u missed it", nmis, deferred,
-	       missed);
-	ASSERT_LE(NMIS / 2, deferred) TH_LOG("%s", out);
-	if (deferred > 64)
-		deferred = 64;
-	for (i = 0, off = n; i < deferred; i++) {
-		ASSERT_EQ(1, sscanf(out + off, " %" SCNx64 "%n", &cookies[i], &n));
-		off += n;
-	}
-	p = strstr(out, "ips");
-	ASSERT_NE(NULL, p);
-	for (i = 0, off = 3; i < deferred; i++) {
-		ASSERT_EQ(1, sscanf(p + off, " %" SCNx64 "%n", &ips[i], &n));
-		off += n;
-	}
-	drain(self);
-	for (i = 0; i < deferred; i++) {
-		for (j = 0; j < (unsigned int)self->nrecs; j++)
-			if (self->recs[j].cookie == cookies[i])
-				break;
-		EXPECT_GT(self->nrecs, (int)j) TH_LOG("no record for cookie %" PRIx64, cookies[i]);
-		/* an NMI that found the child in the kernel: entry IP, not checked */
-		if (j == (unsigned int)self->nrecs || ips[i] >= 0x800000000000ull)
-			continue;
-		user++;
-		same += self->recs[j].ip0 == ips[i];
-		EXPECT_EQ(ips[i], self->recs[j].ip0) TH_LOG("NMI at %" PRIx64
-			", record starts at %" PRIx64, ips[i], self->recs[j].ip0);
-	}
-	TH_LOG("%u of %u NMIs in user mode; %u records start at the IP they interrupted",
-	       user, deferred, same);
-	EXPECT_LE(NMIS / 2, user);
 	close(ev);
+	TH_LOG("%u rounds: %u NMIs in user mode, %u records start at the IP they "
+	       "interrupted; %u found it in the kernel", round, user, same, kernel);
+	EXPECT_LE(10, user);
 }
 
 TEST_HARNESS_MAIN
