@@ -48,6 +48,16 @@ struct pd_slot {
 
 static DEFINE_PER_CPU(struct pd_slot, pd_slots[4]);
 
+/*
+ * Tasks that never return to user space to run the unwind: kernel
+ * threads, io_uring and other user workers, and tasks on their way out.
+ */
+#ifdef PF_USER_WORKER
+#define PD_NEVER_DEFER	(PF_KTHREAD | PF_IO_WORKER | PF_USER_WORKER | PF_EXITING)
+#else
+#define PD_NEVER_DEFER	(PF_KTHREAD | PF_IO_WORKER | PF_EXITING)
+#endif
+
 static const struct file_operations *pd_perf_fops;
 
 bool pd_is_perf_file(struct file *file)
@@ -95,7 +105,7 @@ static int pd_pre_perf_callchain_user(struct kprobe *p, struct pt_regs *regs)
 	from_user = user_mode(slot->regs);
 	if (uregs != (from_user ? slot->regs : task_pt_regs(current)))
 		return 0;
-	if (current->flags & (PF_KTHREAD | PF_EXITING))
+	if (current->flags & PD_NEVER_DEFER)
 		return 0;
 	if (!entry->nr || entry->ip[entry->nr - 1] != PERF_CONTEXT_USER)
 		return 0;
