@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# Files made in guests, read on the host by perf 6.1 (the host's) and
-# perf 7.3 (trixie-backports, in the trixie chroot: scripts/perf):
+# Files made in guests, read on the host by perf 6.1 (the host's), and
+# perf 6.12 and 7.3 (trixie and trixie-backports, in the trixie chroot:
+# scripts/perf); the stitched files by all three:
 #  - module kernel (6.1): --keep-deferred is merged by perf 7.3 into the
 #    same stacks, sample for sample, as our stitch gives perf 6.1, and
 #    perf 7.3 --no-merge-callchains shows the DEFERRED CALLCHAIN entries;
@@ -37,10 +38,11 @@ rm -rf "$out"
 mkdir -p "$out/symfs/tests"
 cp "$top/build/vm-tests/wl_calls" "$out/symfs/tests/"
 P61=perf
+P612="$top/scripts/perf 6.12"
 P73="$top/scripts/perf 7.3"
 pdf="$top/recorder/perf-defer"
 
-tap_plan 12
+tap_plan 14
 "$top/scripts/vm" -k 6.1 -o "$out/keep" -m "$top/build/ko-6.1/perf_defer.ko" \
 	--export /tmp/keep.data --export /tmp/stitched.data --export /tmp/kallsyms.gz -- \
 	keep.sh >"$out/keep.log" 2>&1
@@ -73,6 +75,9 @@ ok $? "perf 7.3 merged and perf 6.1 stitched: the same user chain in every sampl
 n=$(PERF=$P61 paths "$k/stitched.data" "${sym[@]}" | grep -c .)
 [ "$n" = 2 ] && [ -z "$(PERF=$P61 warnings "$k/stitched.data" "${sym[@]}")" ]
 ok $? "perf 6.1 reads the stitched recording ($n paths)"
+n=$(PERF=$P612 paths "$k/stitched.data" "${sym[@]}" | grep -c .)
+[ "$n" = 2 ] && [ -z "$(PERF=$P612 warnings "$k/stitched.data" "${sym[@]}")" ]
+ok $? "perf 6.12 reads the stitched recording ($n paths)"
 
 v=$out/native/files
 gzip -dc "$v/kallsyms.gz" >"$v/kallsyms" 2>/dev/null
@@ -92,4 +97,7 @@ w=$(PERF=$P61 warnings "$out/p73-st.data" "${sym[@]}")
 n=$(PERF=$P61 paths "$out/p73-st.data" "${sym[@]}" | grep -c .)
 [ -z "$w" ] && [ "$n" = 2 ]
 ok $? "perf 6.1 reads it without a warning, with both call paths ($n)${w:+: $w}"
+PERF=$P612 chains "$out/p73-st.data" "${sym[@]}" >"$out/p73.612"
+cmp -s "$out/p73.61" "$out/p73.612"
+ok $? "perf 6.12 reads the same user chain in every sample as perf 6.1"
 tap_done
