@@ -2,42 +2,58 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # DKMS on the host, as TAP: 'make dkms-install' (dkms add/build/install)
-# against the given module kernel's headers, the installed .ko kept in
-# build/dkms/ for the VM to load; BUILD_EXCLUSIVE_KERNEL skips the native
-# kernel; 'dkms remove' leaves nothing behind.
-#   tests/dkms.sh MODULE_KERNEL_RELEASE NATIVE_KERNEL_RELEASE
+# against each module kernel's headers, the installed .ko kept in
+# build/dkms/RELEASE/ for the VM to load; BUILD_EXCLUSIVE_KERNEL skips the
+# native kernel; a kernel without headers gets a clear message; 'dkms
+# remove' leaves nothing behind.
+#   tests/dkms.sh NATIVE_KERNEL_RELEASE MODULE_KERNEL_RELEASE...
 set -u
 
-rel=${1:?usage: dkms.sh MODULE_RELEASE NATIVE_RELEASE}
-native=${2:?usage: dkms.sh MODULE_RELEASE NATIVE_RELEASE}
+native=${1:?usage: dkms.sh NATIVE_RELEASE MODULE_RELEASE...}
+shift
+[ $# -gt 0 ] || { echo "usage: dkms.sh NATIVE_RELEASE MODULE_RELEASE..." >&2; exit 2; }
 top=$(cd "$(dirname "$0")/.." && pwd)
 ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$top/dkms.conf")
 . "$top/tests/vm/tap.sh"
 
-tap_plan 9
+tap_plan $((5 * $# + 6))
 dkms remove "perf-defer/$ver" --all >/dev/null 2>&1
-make -s -C "$top" dkms-install KERNELRELEASE="$rel" >/tmp/pd-dkms.log 2>&1
-ok $? "dkms add/build/install for $rel"
-sed 's/^/# /' /tmp/pd-dkms.log
+for rel in "$@"; do
+	make -s -C "$top" dkms-install KERNELRELEASE="$rel" >/tmp/pd-dkms.log 2>&1
+	ok $? "dkms add/build/install for $rel"
+	sed 's/^/# /' /tmp/pd-dkms.log
 
-dkms status "perf-defer/$ver" -k "$rel" | tee /tmp/pd-dkms.status | sed 's/^/# /'
-grep -q "installed" /tmp/pd-dkms.status
-ok $? "dkms status says installed"
+	dkms status "perf-defer/$ver" -k "$rel" | tee /tmp/pd-dkms.status | sed 's/^/# /'
+	grep -q "installed" /tmp/pd-dkms.status
+	ok $? "dkms status says installed for $rel"
 
-ko=$(find "/lib/modules/$rel/updates" -name 'perf_defer.ko*' 2>/dev/null | head -n 1)
-[ -n "$ko" ] && modinfo "$ko" | grep -q "^vermagic: *$rel "
-ok $? "installed $ko has vermagic $rel"
+	ko=$(find "/lib/modules/$rel/updates" -name 'perf_defer.ko*' 2>/dev/null | head -n 1)
+	[ -n "$ko" ] && modinfo "$ko" | grep -q "^vermagic: *$rel "
+	ok $? "installed $ko has vermagic $rel"
 
-modinfo -F abi_version "$ko" 2>/dev/null | grep -qx '1\.0'
-ok $? "modinfo shows abi_version 1.0"
+	modinfo -F abi_version "$ko" 2>/dev/null | grep -qx '1\.0'
+	ok $? "modinfo shows abi_version 1.0"
 
-mkdir -p "$top/build/dkms"
-case $ko in
-*.xz) xz -dc "$ko" >"$top/build/dkms/perf_defer.ko" ;;
-*.zst) zstd -qdc "$ko" >"$top/build/dkms/perf_defer.ko" ;;
-*) cp "$ko" "$top/build/dkms/perf_defer.ko" ;;
-esac
-ok $? "kept the installed module for the VM test"
+	mkdir -p "$top/build/dkms/$rel"
+	case $ko in
+	*.xz) xz -dc "$ko" >"$top/build/dkms/$rel/perf_defer.ko" ;;
+	*.zst) zstd -qdc "$ko" >"$top/build/dkms/$rel/perf_defer.ko" ;;
+	*) cp "$ko" "$top/build/dkms/$rel/perf_defer.ko" ;;
+	esac
+	ok $? "kept the installed module of $rel for the VM test"
+done
+
+# a kernel that DKMS would build for, without headers: a clear message
+dkms build "perf-defer/$ver" -k 6.5.0-noheaders >/tmp/pd-dkms.nohdr 2>&1
+rc=$?
+sed 's/^/# /' /tmp/pd-dkms.nohdr
+[ "$rc" != 0 ] && grep -qi "headers.*cannot be found" /tmp/pd-dkms.nohdr
+ok $? "no headers: dkms build fails with a clear message (exit $rc)"
+make -s -C "$top/module" KDIR=/lib/modules/6.5.0-noheaders/build >/tmp/pd-mk.nohdr 2>&1
+rc=$?
+sed 's/^/# /' /tmp/pd-mk.nohdr
+[ "$rc" != 0 ] && grep -q "no kernel headers at" /tmp/pd-mk.nohdr
+ok $? "no headers: make -C module says so (exit $rc)"
 
 dkms build "perf-defer/$ver" -k "$native" >/tmp/pd-dkms.native 2>&1
 rc=$?
@@ -60,6 +76,7 @@ ok $? "BUILD_EXCLUSIVE_KERNEL builds <= 6.18 only${bad:+ (wrong:$bad)}"
 make -s -C "$top" dkms-uninstall >/dev/null 2>&1
 ! dkms status 2>/dev/null | grep -q perf-defer
 ok $? "dkms remove unregisters the module"
-[ -z "$(find "/lib/modules/$rel/updates" -name 'perf_defer.ko*' 2>/dev/null)" ]
-ok $? "dkms remove deletes the installed .ko"
+left=$(for rel in "$@"; do find "/lib/modules/$rel/updates" -name 'perf_defer.ko*'; done 2>/dev/null)
+[ -z "$left" ]
+ok $? "dkms remove deletes the installed .ko files"
 tap_done
