@@ -59,6 +59,8 @@ static DEFINE_PER_CPU(struct pd_slot, pd_slots[4]);
 #endif
 
 static const struct file_operations *pd_perf_fops;
+/* perf's sysctl; not exported: found at init */
+static const int *pd_max_contexts;
 
 bool pd_is_perf_file(struct file *file)
 {
@@ -109,8 +111,13 @@ static int pd_pre_perf_callchain_user(struct kprobe *p, struct pt_regs *regs)
 		return 0;
 	if (!entry->nr || entry->ip[entry->nr - 1] != PERF_CONTEXT_USER)
 		return 0;
-	/* The cookie needs one entry of room. */
-	if (ctx->nr >= ctx->max_stack || ctx->contexts_maxed)
+	/*
+	 * The cookie is stored as upstream stores it, as a context entry:
+	 * it needs one more of those, not room below the event's
+	 * sample_max_stack, which kernel frames may have used up.  The
+	 * buffer holds max_stack + max_contexts_per_stack entries.
+	 */
+	if (ctx->contexts_maxed || ctx->contexts >= READ_ONCE(*pd_max_contexts))
 		return 0;
 	att = pd_attach_find(key);
 	if (!att)
@@ -120,7 +127,8 @@ static int pd_pre_perf_callchain_user(struct kprobe *p, struct pt_regs *regs)
 		return 0;
 
 	entry->ip[entry->nr - 1] = PERF_DEFER_CONTEXT_USER_DEFERRED;
-	perf_callchain_store(ctx, cookie);
+	entry->ip[entry->nr++] = cookie;
+	ctx->contexts++;
 	regs->ip = (unsigned long)pd_ret_stub;
 	return 1;
 }
@@ -156,8 +164,9 @@ int pd_hooks_init(void)
 	int ret;
 
 	pd_perf_fops = (void *)pd_lookup_name("perf_fops");
-	if (!pd_perf_fops) {
-		pr_err("cannot find perf_fops (needs CONFIG_KALLSYMS_ALL and CONFIG_KPROBES)\n");
+	pd_max_contexts = (void *)pd_lookup_name("sysctl_perf_event_max_contexts_per_stack");
+	if (!pd_perf_fops || !pd_max_contexts) {
+		pr_err("cannot find perf's symbols (needs CONFIG_KALLSYMS_ALL and CONFIG_KPROBES)\n");
 		return -ENOENT;
 	}
 
