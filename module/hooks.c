@@ -119,6 +119,11 @@ static int pd_pre_perf_callchain_user(struct kprobe *p, struct pt_regs *regs)
 	 */
 	if (ctx->contexts_maxed || ctx->contexts >= READ_ONCE(*pd_max_contexts))
 		return 0;
+	/*
+	 * Look the event up again rather than keep a pointer in the slot:
+	 * a slot that a perf_callchain() without walk left behind must never
+	 * hand out an attach freed since.  A hash hit on an attached event.
+	 */
 	att = pd_attach_find(key);
 	if (!att)
 		return 0;

@@ -11,7 +11,6 @@
  * upstream deferred form (--keep-deferred).
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -451,26 +450,28 @@ static int rec_open_task(struct record *rec, unsigned int e, pid_t pid)
 	return 0;
 }
 
-/* Threads of a process, from /proc/PID/task. */
+struct rec_thread_arg {
+	struct record	*rec;
+	unsigned int	e;
+};
+
+static int rec_open_thread(void *arg, pid_t tid)
+{
+	struct rec_thread_arg *a = arg;
+
+	return rec_open_task(a->rec, a->e, tid);
+}
+
+/* Every thread of a process. */
 static int rec_for_each_thread(struct record *rec, pid_t pid, unsigned int e)
 {
-	char path[64];
-	struct dirent *d;
-	int ret = 0;
-	DIR *dir;
+	struct rec_thread_arg a = { rec, e };
+	int ret = pd_for_each_tid(pid, rec_open_thread, &a);
 
-	snprintf(path, sizeof(path), "/proc/%d/task", pid);
-	dir = opendir(path);
-	if (!dir) {
-		pr_err("no process %d: %s", pid, strerror(errno));
+	if (ret < 0) {
+		pr_err("no process %d: %s", pid, strerror(-ret));
 		return -1;
 	}
-	while (!ret && (d = readdir(dir))) {
-		if (d->d_name[0] == '.')
-			continue;
-		ret = rec_open_task(rec, e, atoi(d->d_name));
-	}
-	closedir(dir);
 	return ret;
 }
 

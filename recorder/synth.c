@@ -138,8 +138,7 @@ static int synth_maps(pd_deliver_fn emit, void *arg, unsigned int id_words, pid_
 	return ret;
 }
 
-int pd_synth_process(pd_deliver_fn emit, void *arg, unsigned int id_words, pid_t pid,
-		     pid_t only_tid)
+int pd_for_each_tid(pid_t pid, int (*fn)(void *arg, pid_t tid), void *arg)
 {
 	char path[64];
 	struct dirent *d;
@@ -149,14 +148,41 @@ int pd_synth_process(pd_deliver_fn emit, void *arg, unsigned int id_words, pid_t
 	snprintf(path, sizeof(path), "/proc/%d/task", pid);
 	dir = opendir(path);
 	if (!dir)
-		return 0;
+		return -errno;
 	while (!ret && (d = readdir(dir))) {
 		pid_t tid = atoi(d->d_name);
 
-		if (tid > 0 && (!only_tid || tid == only_tid))
-			ret = synth_comm(emit, arg, id_words, pid, tid);
+		if (tid > 0)
+			ret = fn(arg, tid);
 	}
 	closedir(dir);
+	return ret;
+}
+
+struct synth_comm_arg {
+	pd_deliver_fn	emit;
+	void		*arg;
+	unsigned int	id_words;
+	pid_t		pid, only_tid;
+};
+
+static int synth_comm_tid(void *arg, pid_t tid)
+{
+	struct synth_comm_arg *a = arg;
+
+	if (a->only_tid && tid != a->only_tid)
+		return 0;
+	return synth_comm(a->emit, a->arg, a->id_words, a->pid, tid);
+}
+
+int pd_synth_process(pd_deliver_fn emit, void *arg, unsigned int id_words, pid_t pid,
+		     pid_t only_tid)
+{
+	struct synth_comm_arg a = { emit, arg, id_words, pid, only_tid };
+	int ret = pd_for_each_tid(pid, synth_comm_tid, &a);
+
+	if (ret < 0)
+		return 0;	/* gone already */
 	return ret ?: synth_maps(emit, arg, id_words, pid);
 }
 

@@ -19,4 +19,10 @@ int pd_synth_process(pd_deliver_fn emit, void *arg, unsigned int id_words, pid_t
 		     pid_t only_tid);
 int pd_synth_all(pd_deliver_fn emit, void *arg, unsigned int id_words);
 
+/*
+ * Call fn(arg, tid) for each thread of process pid (/proc/PID/task) until
+ * it returns non-zero; returns that, or -errno when the process is gone.
+ */
+int pd_for_each_tid(pid_t pid, int (*fn)(void *arg, pid_t tid), void *arg);
+
 #endif /* PERF_DEFER_SYNTH_H */

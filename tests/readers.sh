@@ -54,9 +54,14 @@ rc=$?
 sed -n 's/^\(not \)\{0,1\}ok /# guest: &/p' "$out/native.log"
 ok $rc "native guest: perf-defer record without the module, perf 7.3 fp,defer"
 
+# guest_syms DIR: perf options for a guest's files: its binaries, its kernel
+guest_syms() {
+	gzip -dc "$1/kallsyms.gz" >"$1/kallsyms" 2>/dev/null
+	sym=(--symfs "$out/symfs" --kallsyms "$1/kallsyms")
+}
+
 k=$out/keep/files
-gzip -dc "$k/kallsyms.gz" >"$k/kallsyms" 2>/dev/null
-sym=(--symfs "$out/symfs" --kallsyms "$k/kallsyms")
+guest_syms "$k"
 n=$(PERF=$P73 paths "$k/keep.data" "${sym[@]}" | grep -c .)
 [ "$n" = 2 ]
 ok $? "perf 7.3 merges our deferred form into the workload's two call paths ($n)"
@@ -80,8 +85,7 @@ n=$(PERF=$P612 paths "$k/stitched.data" "${sym[@]}" | grep -c .)
 ok $? "perf 6.12 reads the stitched recording ($n paths)"
 
 v=$out/native/files
-gzip -dc "$v/kallsyms.gz" >"$v/kallsyms" 2>/dev/null
-sym=(--symfs "$out/symfs" --kallsyms "$v/kallsyms")
+guest_syms "$v"
 n=$(PERF=$P73 paths "$v/natk.data" "${sym[@]}" | grep -c .)
 [ "$n" = 2 ]
 ok $? "perf 7.3 merges perf-defer's native --keep-deferred recording ($n paths)"
