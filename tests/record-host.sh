@@ -16,7 +16,7 @@ cd "$dir" || exit 1
 # shellcheck disable=SC2016 # for the sh that runs it
 loop='i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done'
 
-tap_plan 24
+tap_plan 25
 avail=0
 "$pdf" status >/dev/null 2>&1 && avail=1
 
@@ -73,6 +73,11 @@ rc=$?
 sed 's/^/# /' cy.err
 [ $rc = 0 ] || { [ $rc = 1 ] && grep -q "no hardware PMU here: use -e cpu-clock" cy.err; }
 ok $? "-e cycles records where a PMU exists, else says there is none (rc=$rc)"
+
+"$pdf" record -v -m 16 -o v.data -- sh -c "$loop" >/dev/null 2>v.err
+rc=$?
+[ $rc = 0 ] && grep -q "^opened cpu-clock" v.err && perf report -i v.data --stdio >/dev/null 2>&1
+ok $? "-v says what it opens; --mmap-pages 16 records a valid file (rc=$rc)"
 
 # usage errors: exit 2 and a message naming the problem
 usage() {
