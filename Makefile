@@ -17,7 +17,8 @@ CACHE		?= $(or $(PERF_DEFER_CACHE),/var/cache/perf-defer)
 
 # Kernel headers: the running kernel's, otherwise Debian 6.1's.
 KDIR ?= $(firstword $(wildcard /lib/modules/$(shell uname -r)/build) \
-		    $(lastword $(sort $(wildcard /lib/modules/6.1.*-amd64/build))))
+		    $(lastword $(sort $(filter-out %-rt-amd64/build %-cloud-amd64/build, \
+			$(wildcard /lib/modules/6.1.*-amd64/build)))))
 export KDIR
 
 DKMS_SRC	:= $(DESTDIR)/usr/src/perf-defer-$(VERSION)
@@ -58,10 +59,11 @@ install: recorder
 
 dkms-install:
 	rm -rf $(DKMS_SRC)
-	mkdir -p $(DKMS_SRC)/module $(DKMS_SRC)/include/uapi/linux
+	mkdir -p $(DKMS_SRC)/module/compat $(DKMS_SRC)/include/uapi/linux
 	cp dkms.conf $(DKMS_SRC)/
 	cp module/Kbuild module/Makefile $(filter-out %.mod.c,$(wildcard module/*.[ch])) \
 		$(DKMS_SRC)/module/
+	cp module/compat/probe.sh $(wildcard module/compat/*.c) $(DKMS_SRC)/module/compat/
 	cp include/uapi/linux/perf_defer.h $(DKMS_SRC)/include/uapi/linux/
 	dkms install perf-defer/$(VERSION) $(if $(KERNELRELEASE),-k $(KERNELRELEASE))
 

@@ -52,7 +52,7 @@ static DEFINE_PER_CPU(struct pd_slot, pd_slots[4]);
  * Tasks that never return to user space to run the unwind: kernel
  * threads, io_uring and other user workers, and tasks on their way out.
  */
-#ifdef PF_USER_WORKER
+#ifdef PD_HAVE_PF_USER_WORKER
 #define PD_NEVER_DEFER	(PF_KTHREAD | PF_IO_WORKER | PF_USER_WORKER | PF_EXITING)
 #else
 #define PD_NEVER_DEFER	(PF_KTHREAD | PF_IO_WORKER | PF_EXITING)

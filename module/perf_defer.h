@@ -17,6 +17,8 @@
 #include <linux/workqueue.h>
 #include <linux/perf_defer.h>
 
+#include "compat/config.h"
+
 /* Sessions open at once; a request keeps one attach slot per session. */
 #define PD_MAX_SESSIONS		16
 /* Events one session may attach (per-CPU events of a big machine fit). */

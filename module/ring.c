@@ -97,6 +97,12 @@ int pd_ring_mmap(struct pd_session *s, struct vm_area_struct *vma)
 		return -EINVAL;
 	if (vma->vm_flags & VM_EXEC)
 		return -EPERM;
+	/* nor later, by mprotect() */
+#ifdef PD_HAVE_VM_FLAGS_SET
+	vm_flags_clear(vma, VM_MAYEXEC);
+#else
+	vma->vm_flags &= ~VM_MAYEXEC;
+#endif
 	return remap_vmalloc_range(vma, s->rings[cpu]->page, 0);
 }
 

@@ -1529,6 +1529,26 @@ TEST_F(sess, set_ring_after_mmap)
 	munmap(m, (1 + PERF_DEFER_RING_DEF_PAGES) * page);
 }
 
+/* A ring is never executable: not at mmap(), nor later by mprotect(). */
+TEST_F(sess, ring_never_executable)
+{
+	size_t len = (1 + PERF_DEFER_RING_DEF_PAGES) * sysconf(_SC_PAGESIZE);
+	void *m;
+
+	SESS_SKIPPED();
+	m = mmap(NULL, len, PROT_READ | PROT_EXEC, MAP_SHARED, self->fd, 0);
+	EXPECT_EQ(MAP_FAILED, m);
+	EXPECT_EQ(EPERM, errno);
+	if (m != MAP_FAILED)
+		munmap(m, len);
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, self->fd, 0);
+	ASSERT_NE(MAP_FAILED, m);
+	EXPECT_EQ(-1, mprotect(m, len, PROT_READ | PROT_EXEC));
+	EXPECT_EQ(EACCES, errno);
+	EXPECT_EQ(0, mprotect(m, len, PROT_READ));
+	munmap(m, len);
+}
+
 TEST_F(sess, ring_layout)
 {
 	struct dl_session s = { .fd = -1 };
