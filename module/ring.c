@@ -245,8 +245,11 @@ void pd_ring_emit(struct pd_attach *att, u64 cookie, const u64 *ips,
 
 	/* the record is in place before the reader can see the new head */
 	smp_store_release(&r->page->data_head, r->head);
+	put_cpu();
+	/* preemptible again: on PREEMPT_RT the waitqueue's lock may sleep */
 	if (wq_has_sleeper(&s->wq))
 		wake_up_interruptible(&s->wq);
+	return;
 out:
 	put_cpu();
 }
