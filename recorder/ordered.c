@@ -3,10 +3,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <linux/perf_event.h>
+#include <linux/perf_defer.h>
+
 #include "ordered.h"
 
 struct pd_ordered_entry {
 	__u64	time;
+	int	rank;	/* at equal times: deferred callchains first */
 	__u64	seq;	/* arrival: keeps records of equal time in order */
 	size_t	off;	/* in the arena */
 	size_t	size;
@@ -36,8 +40,11 @@ struct pd_ordered *pd_ordered__new(pd_deliver_fn deliver, void *arg)
 
 int pd_ordered__queue(struct pd_ordered *q, __u64 time, const void *event, size_t size)
 {
+	const struct perf_event_header *h = event;
 	struct pd_ordered_entry *e;
 
+	if (size < sizeof(*h))
+		return -EINVAL;
 	if (q->nr == q->cap) {
 		size_t cap = q->cap ? 2 * q->cap : 1024;
 
@@ -62,6 +69,14 @@ int pd_ordered__queue(struct pd_ordered *q, __u64 time, const void *event, size_
 	memcpy(q->arena + q->used, event, size);
 	e = &q->ents[q->nr++];
 	e->time = time;
+	/*
+	 * A deferred callchain is never older than the samples of its kernel
+	 * entry (the module dates it after the newest); one of the same time
+	 * as a sample is from a later entry, whose first sample that is, and
+	 * goes first: a reader that meets the sample first may take it for
+	 * one the record should have covered, and leave it unmatched.
+	 */
+	e->rank = h->type != PERF_DEFER_RECORD_CALLCHAIN_DEFERRED;
 	e->seq = q->seq++;
 	e->off = q->used;
 	e->size = size;
@@ -77,6 +92,8 @@ static int pd_ordered_cmp(const void *a, const void *b)
 
 	if (x->time != y->time)
 		return x->time < y->time ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank - y->rank;
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
