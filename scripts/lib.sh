@@ -25,3 +25,29 @@ pd_kernel_dir() {
 		pd_die "cannot fetch kernel $1 (see above)"
 	echo "$d"
 }
+
+# pd_in_root ROOT [HOSTDIR:PATH]... -- CMD...: run CMD chrooted in ROOT with
+# /proc, /sys, /dev and each HOSTDIR bind-mounted at PATH under ROOT (which
+# must exist there), in a private mount namespace: no mount outlives CMD.
+pd_in_root() {
+	local r=$1 binds=()
+
+	shift
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		binds+=("$1")
+		shift
+	done
+	shift
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	unshare --mount --propagation private -- /bin/sh -c '
+		r=$1 n=$2; shift 2
+		mount -t proc proc "$r/proc" && mount --rbind /sys "$r/sys" &&
+			mount --rbind /dev "$r/dev" || exit 125
+		while [ "$n" -gt 0 ]; do
+			mount --bind "${1%%:*}" "$r${1#*:}" || exit 125
+			n=$((n - 1)); shift
+		done
+		exec chroot "$r" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+			HOME=/root LC_ALL=C DEBIAN_FRONTEND=noninteractive "$@"' \
+		pd_in_root "$r" ${#binds[@]} "${binds[@]}" "$@"
+}
