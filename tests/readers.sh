@@ -1,20 +1,35 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# Files made in guests, read on the host by perf 6.1 (the host's), and
-# perf 6.12 and 7.3 (trixie and trixie-backports, in the trixie chroot:
-# scripts/perf); the stitched files by all three:
-#  - module kernel (6.1): --keep-deferred is merged by perf 7.3 into the
-#    same stacks, sample for sample, as our stitch gives perf 6.1, and
-#    perf 7.3 --no-merge-callchains shows the DEFERRED CALLCHAIN entries;
-#  - native kernel (sid 7.x) with perf 7.3: perf-defer record works with no
-#    module; perf-defer stitch turns perf 7.3's own fp,defer recording into
-#    a file perf 6.1 reads with the same stacks.
+# readers.sh SERIES: the files perf-defer record makes on a test kernel,
+# read on the host by each perf client: perf 6.1 (the host's), perf 6.12 and
+# 7.3 (trixie and trixie-backports, in the trixie chroot: scripts/perf).
+#
+# The guest (keep.sh) records the standard workloads, wl_calls kernel and
+# wl_calls user, in both forms: through the module on a module kernel
+# (6.1, 6.1-rt, 6.1-cloud, 6.12, 6.16), natively on 7.2.  For each:
+#  - the deferred form (--keep-deferred): perf 7.3 merges it into the
+#    workload's two call paths, without a warning, and into the same user
+#    chain, sample for sample, as our stitch of it gives perf 6.1;
+#  - the stitched form: perf 6.1, 6.12 and 7.3 each read the two call paths
+#    without a warning, and the same user chain in every sample.
+# On 7.2, also perf 7.3's own fp,defer recording (native.sh): our stitch of
+# it reads in perf 6.1 and 6.12 as perf 7.3 reads the original.
+#
+# Each result names its cell of the compatibility table in brackets, e.g.
+# "[perf-6.12 stitched]"; scripts/check --all builds the table from them.
 # TAP.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/tests/vm/tap.sh"
 . "$top/tests/vm/perfpaths.sh"
+
+series=${1:-}
+case $series in
+7.2) mode=native ;;
+6.*) mode=module ;;
+*) echo "usage: tests/readers.sh SERIES (6.1, 6.1-rt, 6.1-cloud, 6.12, 6.16 or 7.2)" >&2; exit 2 ;;
+esac
 
 # same A B UNMATCHED: the two readings give each sample the same user
 # chain.  A sample no record matched keeps, in perf 7.3, its cookie as one
@@ -33,7 +48,20 @@ unmatched() {
 	sed -n 's/.*warning: \([0-9]*\) of .*/\1/p' "$1" | grep . || echo 0
 }
 
-out=$top/build/readers
+# two_paths PERF FILE W: FILE read by PERF has wl_calls's two call paths
+# through leaf_W, and perf says no warning
+two_paths() {
+	local p w
+
+	p=$(PERF=$1 paths "$2" "${sym[@]}")
+	w=$(PERF=$1 warnings "$2" "${sym[@]}")
+	printf '%s\n' "$p" | sed 's/^/# path: /'
+	[ -z "$w" ] || echo "# warnings: $w"
+	[ "$p" = "$(printf 'leaf_%s;epsilon;delta;main\nleaf_%s;gamma_;beta;alpha;main' "$3" "$3" | sort)" ] &&
+		[ -z "$w" ]
+}
+
+out=$top/build/readers/$series
 rm -rf "$out"
 mkdir -p "$out/symfs/tests"
 cp "$top/build/vm-tests/wl_calls" "$out/symfs/tests/"
@@ -41,67 +69,72 @@ P61=perf
 P612="$top/scripts/perf 6.12"
 P73="$top/scripts/perf 7.3"
 pdf="$top/recorder/perf-defer"
+exports=()
+for w in kernel user; do
+	exports+=(--export "/tmp/keep-$w.data" --export "/tmp/st-$w.data")
+done
+exports+=(--export /tmp/kallsyms.gz)
 
-tap_plan 14
-"$top/scripts/vm" -k 6.1 -o "$out/keep" -m "$top/build/ko-6.1/perf_defer.ko" \
-	--export /tmp/keep.data --export /tmp/stitched.data --export /tmp/kallsyms.gz -- \
-	keep.sh >"$out/keep.log" 2>&1
-ok $? "6.1 guest: --keep-deferred and stitched recordings"
-"$top/scripts/vm" -k 7.2 --perf 7.3 -o "$out/native" \
-	--export /tmp/nat.data --export /tmp/natk.data --export /tmp/p73.data \
-	--export /tmp/kallsyms.gz -- native.sh >"$out/native.log" 2>&1
+if [ $mode = module ]; then
+	tap_plan 19
+	"$top/scripts/vm" -k "$series" -o "$out/vm" -m "$top/build/ko-$series/perf_defer.ko" \
+		"${exports[@]}" -- 'keep.sh module' >"$out/vm.log" 2>&1
+else
+	tap_plan 24
+	"$top/scripts/vm" -k "$series" --perf 7.3 -o "$out/vm" "${exports[@]}" \
+		--export /tmp/p73.data -- 'keep.sh native' native.sh >"$out/vm.log" 2>&1
+fi
 rc=$?
-sed -n 's/^\(not \)\{0,1\}ok /# guest: &/p' "$out/native.log"
-ok $rc "native guest: perf-defer record without the module, perf 7.3 fp,defer"
+sed -n 's/^\(not \)\{0,1\}ok /# guest: &/p' "$out/vm.log"
+ok $rc "[guest] $series: records in both forms ($mode)"
 
-# guest_syms DIR: perf options for a guest's files: its binaries, its kernel
-guest_syms() {
-	gzip -dc "$1/kallsyms.gz" >"$1/kallsyms" 2>/dev/null
-	sym=(--symfs "$out/symfs" --kallsyms "$1/kallsyms")
-}
+f=$out/vm/files
+gzip -dc "$f/kallsyms.gz" >"$f/kallsyms" 2>/dev/null
+sym=(--symfs "$out/symfs" --kallsyms "$f/kallsyms")
 
-k=$out/keep/files
-guest_syms "$k"
-n=$(PERF=$P73 paths "$k/keep.data" "${sym[@]}" | grep -c .)
-[ "$n" = 2 ]
-ok $? "perf 7.3 merges our deferred form into the workload's two call paths ($n)"
-w=$(PERF=$P73 warnings "$k/keep.data" "${sym[@]}")
-[ -z "$w" ]
-ok $? "perf 7.3 reads it without a warning${w:+: $w}"
-d=$($P73 script -i "$k/keep.data" "${sym[@]}" --no-merge-callchains 2>/dev/null | grep -c "DEFERRED CALLCHAIN")
-[ "$d" -gt 0 ]
-ok $? "perf 7.3 --no-merge-callchains shows the DEFERRED CALLCHAIN entries ($d)"
-"$pdf" stitch -i "$k/keep.data" -o "$out/keep-st.data" 2>"$out/keep-st.err"
-ok $? "perf-defer stitch of our deferred form"
-PERF=$P73 chains "$k/keep.data" "${sym[@]}" >"$out/keep.73"
-PERF=$P61 chains "$out/keep-st.data" "${sym[@]}" >"$out/keep.61"
-same "$out/keep.73" "$out/keep.61" "$(unmatched "$out/keep-st.err")"
-ok $? "perf 7.3 merged and perf 6.1 stitched: the same user chain in every sample"
-n=$(PERF=$P61 paths "$k/stitched.data" "${sym[@]}" | grep -c .)
-[ "$n" = 2 ] && [ -z "$(PERF=$P61 warnings "$k/stitched.data" "${sym[@]}")" ]
-ok $? "perf 6.1 reads the stitched recording ($n paths)"
-n=$(PERF=$P612 paths "$k/stitched.data" "${sym[@]}" | grep -c .)
-[ "$n" = 2 ] && [ -z "$(PERF=$P612 warnings "$k/stitched.data" "${sym[@]}")" ]
-ok $? "perf 6.12 reads the stitched recording ($n paths)"
+for w in kernel user; do
+	k=$f/keep-$w.data s=$f/st-$w.data
+	two_paths "$P73" "$k" "$w"
+	ok $? "[perf-7.3 deferred] wl_calls $w: perf 7.3 merges the deferred form into the two call paths, no warning"
+	d=$($P73 script -i "$k" "${sym[@]}" --no-merge-callchains 2>/dev/null | grep -c "DEFERRED CALLCHAIN")
+	[ "$d" -gt 0 ]
+	ok $? "[perf-7.3 deferred] wl_calls $w: --no-merge-callchains shows the DEFERRED CALLCHAIN entries ($d)"
+	"$pdf" stitch -i "$k" -o "$out/keep-st-$w.data" 2>"$out/keep-st-$w.err"
+	ok $? "[perf-6.1 stitched] wl_calls $w: perf-defer stitch of the deferred form"
+	PERF=$P73 chains "$k" "${sym[@]}" >"$out/keep-$w.73"
+	PERF=$P61 chains "$out/keep-st-$w.data" "${sym[@]}" >"$out/keep-st-$w.61"
+	same "$out/keep-$w.73" "$out/keep-st-$w.61" "$(unmatched "$out/keep-st-$w.err")"
+	ok $? "[perf-7.3 deferred] wl_calls $w: perf 7.3 merged and perf 6.1 on our stitch, the same user chain in every sample"
+	two_paths "$P61" "$s" "$w"
+	ok $? "[perf-6.1 stitched] wl_calls $w: perf 6.1 reads the two call paths, no warning"
+	two_paths "$P612" "$s" "$w"
+	ok $? "[perf-6.12 stitched] wl_calls $w: perf 6.12 reads the two call paths, no warning"
+	two_paths "$P73" "$s" "$w"
+	ok $? "[perf-7.3 stitched] wl_calls $w: perf 7.3 reads the two call paths, no warning"
+	PERF=$P61 chains "$s" "${sym[@]}" >"$out/st-$w.61"
+	PERF=$P612 chains "$s" "${sym[@]}" >"$out/st-$w.612"
+	PERF=$P73 chains "$s" "${sym[@]}" >"$out/st-$w.73"
+	[ -s "$out/st-$w.61" ] && cmp -s "$out/st-$w.61" "$out/st-$w.612"
+	ok $? "[perf-6.12 stitched] wl_calls $w: the same user chain in every sample as perf 6.1"
+	[ -s "$out/st-$w.61" ] && cmp -s "$out/st-$w.61" "$out/st-$w.73"
+	ok $? "[perf-7.3 stitched] wl_calls $w: the same user chain in every sample as perf 6.1"
+done
+[ $mode = native ] || { tap_done; exit; }
 
-v=$out/native/files
-guest_syms "$v"
-n=$(PERF=$P73 paths "$v/natk.data" "${sym[@]}" | grep -c .)
-[ "$n" = 2 ]
-ok $? "perf 7.3 merges perf-defer's native --keep-deferred recording ($n paths)"
-"$pdf" stitch -i "$v/p73.data" -o "$out/p73-st.data" 2>"$out/stitch.err"
+# perf 7.3's own native recording, stitched by us for the older perfs
+"$pdf" stitch -i "$f/p73.data" -o "$out/p73-st.data" 2>"$out/stitch.err"
 rc=$?
 sed 's/^/# /' "$out/stitch.err"
-ok $rc "perf-defer stitch of perf 7.3's own fp,defer recording"
-PERF=$P73 chains "$v/p73.data" "${sym[@]}" >"$out/p73.73"
+ok $rc "[perf-6.1 stitched] perf-defer stitch of perf 7.3's own fp,defer recording"
+PERF=$P73 chains "$f/p73.data" "${sym[@]}" >"$out/p73.73"
 PERF=$P61 chains "$out/p73-st.data" "${sym[@]}" >"$out/p73.61"
 same "$out/p73.73" "$out/p73.61" "$(unmatched "$out/stitch.err")"
-ok $? "perf 6.1 on the stitched file: the same user chain in every sample as perf 7.3"
-w=$(PERF=$P61 warnings "$out/p73-st.data" "${sym[@]}")
-n=$(PERF=$P61 paths "$out/p73-st.data" "${sym[@]}" | grep -c .)
-[ -z "$w" ] && [ "$n" = 2 ]
-ok $? "perf 6.1 reads it without a warning, with both call paths ($n)${w:+: $w}"
+ok $? "[perf-6.1 stitched] perf 6.1 on it: the same user chain in every sample as perf 7.3 on the original"
+two_paths "$P61" "$out/p73-st.data" kernel
+ok $? "[perf-6.1 stitched] perf 6.1 reads it without a warning, with both call paths"
 PERF=$P612 chains "$out/p73-st.data" "${sym[@]}" >"$out/p73.612"
 cmp -s "$out/p73.61" "$out/p73.612"
-ok $? "perf 6.12 reads the same user chain in every sample as perf 6.1"
+ok $? "[perf-6.12 stitched] perf 6.12 reads the same user chain in every sample as perf 6.1"
+two_paths "$P73" "$f/p73.data" kernel
+ok $? "[perf-7.3 deferred] perf 7.3 reads its own recording: both call paths, no warning"
 tap_done

@@ -1,19 +1,35 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# keep.sh: on a module kernel, record the same workload in the deferred
-# form (--keep-deferred) and stitched, into /tmp/keep.data and
-# /tmp/stitched.data, for readers on the host (tests/readers.sh).  TAP.
+# keep.sh module|native: record the standard workloads (wl_calls kernel and
+# wl_calls user) with perf-defer record, each in the deferred form
+# (--keep-deferred, /tmp/keep-W.data) and stitched (/tmp/st-W.data), for the
+# perf clients on the host (tests/readers.sh).  With "module", through the
+# module (loaded here, unloaded at the end); with "native", through the
+# kernel's own deferred callchains.  TAP.
 . "$(dirname "$0")/tap.sh"
 
-tap_plan 3
-insmod "$PERF_DEFER_KO" || { echo "Bail out! cannot load the module"; exit 1; }
-perf-defer record -q --stats --keep-deferred -o /tmp/keep.data -- /tests/wl_calls kernel 1200 >/tmp/keep.stats
-ok $? "record --keep-deferred"
-sed 's/^/# /' /tmp/keep.stats
-perf-defer record -q -o /tmp/stitched.data -- /tests/wl_calls kernel 1200
-ok $? "record (stitched)"
-rmmod perf_defer
-ok $? "rmmod"
+mode=${1:-module}
+if [ "$mode" = module ]; then
+	tap_plan 8
+	insmod "$PERF_DEFER_KO"
+	ok $? "insmod"
+else
+	tap_plan 6
+fi
+for w in kernel user; do
+	perf-defer record -q --stats --keep-deferred -o "/tmp/keep-$w.data" -- \
+		/tests/wl_calls "$w" 1200 >"/tmp/keep-$w.stats" 2>&1
+	ok $? "record --keep-deferred, wl_calls $w"
+	sed 's/^/# /' "/tmp/keep-$w.stats"
+	grep -qx "path: $mode" "/tmp/keep-$w.stats"
+	ok $? "it took the $mode path"
+	perf-defer record -q -o "/tmp/st-$w.data" -- /tests/wl_calls "$w" 1200
+	ok $? "record (stitched), wl_calls $w"
+done
+if [ "$mode" = module ]; then
+	rmmod perf_defer
+	ok $? "rmmod"
+fi
 gzip -c /proc/kallsyms >/tmp/kallsyms.gz
 tap_done
