@@ -19,6 +19,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -1255,6 +1256,147 @@ TEST_F_TIMEOUT(defer, poll_reports_data, 60)
 }
 
 /* ---- attach and ring ioctls: one test per failure case ------------- */
+
+/*
+ * x86-64's kernel half.  A user chain may hold any value the user's own
+ * stack held (a frame pointer walk stops only where the unwinder's rules
+ * say, as perf's own walk does), so "not a kernel pointer" is the test.
+ */
+#define KERNEL_HALF	0xffff800000000000ULL
+
+/* Records carry user stack contents and the cookie, never a kernel pointer. */
+TEST_F_TIMEOUT(defer, no_kernel_pointer_in_records, 120)
+{
+	struct perf_event_attr attr;
+	size_t i, k, bad = 0, words = 0;
+
+	LOAD_MODULE();
+	dl_attr_cpu_clock(&attr, PERIOD_NS);
+	SESS_OPEN(0, 64);
+	SPAWN(0, "wl_calls", "kernel", "800");
+	EV_OPEN(0, &attr, self->c[0].pid);
+	ATTACH(0, 0);
+	GO_COLLECT_OK(0, NULL);
+	ASSERT_LT(0, self->d.nr);
+	for (i = 0; i < self->d.nr; i++) {
+		const struct dl_record *r = &self->d.r[i];
+
+		for (k = 0; k < r->nr; k++, words++) {
+			if (r->ips[k] >= KERNEL_HALF && !bad++)
+				TH_LOG("record %zu, ip %zu: %#llx", i, k,
+				       (unsigned long long)r->ips[k]);
+		}
+		if (!(r->cookie >> PERF_DEFER_COOKIE_CPU_SHIFT) ||
+		    (r->cookie >> PERF_DEFER_COOKIE_CPU_SHIFT) > (uint64_t)dl_possible_cpus() ||
+		    !(r->cookie & 1)) {
+			if (!bad++)
+				TH_LOG("record %zu: cookie %#llx", i, (unsigned long long)r->cookie);
+		}
+	}
+	TH_LOG("%zu records, %zu addresses, %zu in the kernel half", self->d.nr, words, bad);
+	EXPECT_EQ(0, bad);
+}
+
+/*
+ * The module defers only samples of events the caller opened itself, so
+ * it can never sample what perf_event_paranoid keeps from the caller.  As
+ * nobody, with the device opened up (dev_mode=0666): at paranoid 2 an
+ * event of its own with the kernel excluded opens, one with the kernel
+ * does not, and the attached one's records hold only user addresses; at
+ * Debian's paranoid 3 no event opens at all, so there is nothing to
+ * attach.
+ */
+static int paranoid_child(int level)
+{
+	struct dl_session sess = { .fd = -1 };
+	struct perf_event_attr attr;
+	struct dl_data d;
+	struct dl_perf p;
+	size_t i, k;
+	int ret, rc = 0;
+
+	if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
+	    setresuid(65534, 65534, 65534))
+		return 10;
+	dl_data_init(&d);
+	dl_perf_init(&p);
+	dl_attr_cpu_clock(&attr, 100000);
+	attr.disabled = 0;
+	attr.enable_on_exec = 0;
+	attr.inherit = 0;
+	ret = dl_perf_open(&p, 0, &attr, 0, -1, 0);
+	if (ret != -EACCES && ret != -EPERM)
+		return ret ? 11 : 12;	/* the kernel included: refused */
+	dl_perf_close(&p);
+	dl_perf_init(&p);
+	attr.exclude_kernel = 1;
+	attr.exclude_hv = 1;
+	ret = dl_perf_open(&p, 0, &attr, 0, -1, 0);
+	if (level >= 3)
+		return ret == -EACCES || ret == -EPERM ? 0 : 13;
+	if (ret)
+		return 14;
+	if (dl_session_open(&sess, 0, 16) || dl_session_map(&sess))
+		return 15;
+	if (dl_session_attach(&sess, &p, &d))
+		return 16;
+	for (i = 0; i < 300; i++) {
+		volatile unsigned long x = 0;
+
+		for (k = 0; k < 50000; k++)
+			x += k;
+		getppid();
+	}
+	dl_session_drain(&sess, &d);
+	if (!d.nr)
+		rc = 17;
+	for (i = 0; i < d.nr; i++)
+		for (k = 0; k < d.r[i].nr; k++)
+			if (d.r[i].ips[k] >= KERNEL_HALF)
+				rc = 18;
+	dl_session_close(&sess);
+	dl_perf_close(&p);
+	dl_data_free(&d);
+	return rc;
+}
+
+TEST_F_TIMEOUT(defer, perf_event_paranoid_respected, 120)
+{
+	static const char sysctl_path[] = "/proc/sys/kernel/perf_event_paranoid";
+	char old[16] = "";
+	int level, fd, n, status;
+	pid_t pid;
+
+	if (geteuid() != 0)
+		SKIP(return, "needs root");
+	if (dl_module_loaded())
+		ASSERT_EQ(0, dl_module_unload_wait(5000));
+	ASSERT_EQ(0, dl_module_load("dev_mode=0666"));
+	self->loaded = true;
+	fd = open(sysctl_path, O_RDWR);
+	ASSERT_LE(0, fd);
+	n = read(fd, old, sizeof(old) - 1);
+	ASSERT_LT(0, n);
+	for (level = 3; level >= 2; level--) {
+		char v[4];
+
+		snprintf(v, sizeof(v), "%d", level);
+		if (pwrite(fd, v, strlen(v), 0) < 0) {
+			/* a kernel without Debian's level 3 */
+			TH_LOG("paranoid %d: %s", level, strerror(errno));
+			continue;
+		}
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (pid == 0)
+			_exit(paranoid_child(level));
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+			TH_LOG("paranoid %d: child status %#x", level, status);
+	}
+	EXPECT_LT(0, pwrite(fd, old, n, 0));
+	close(fd);
+}
 
 FIXTURE(sess) {
 	bool loaded;
