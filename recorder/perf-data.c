@@ -41,6 +41,7 @@
 #define MISC_BUILD_ID_SIZE	(1 << 15)
 #define BUILD_ID_RECORD_SIZE	36	/* sizeof(struct perf_record_header_build_id) */
 #define WRITE_BUFFER_SIZE	(256 * 1024)
+#define READ_KEEP		(8UL << 20)	/* mapped bytes kept behind the read position */
 
 #define ALIGN_UP(x, a)		(((x) + (a) - 1) / (a) * (a))
 
@@ -1409,6 +1410,7 @@ struct pd_reader {
 	struct pd_evlist *el;
 	__u64 data_offset, data_size, data_end;
 	__u64 pos, last;
+	__u64 dropped;		/* mapped pages below this were given back */
 	__u64 features[PD_FEAT_BITS / 64];
 	__u64 feat_off[PD_FEAT_BITS], feat_size[PD_FEAT_BITS];
 	char *feat_str[PD_FEAT_BITS];
@@ -1772,6 +1774,23 @@ static const __u16 min_size[] = {
 	[PD_RECORD_TIME_CONV]		= 32,
 };
 
+/*
+ * Give back the pages of the mapping well behind the read position, so
+ * that reading a file of any length takes the same memory.  The mapping
+ * is private and never written: a page read again (a record still queued
+ * by the caller) comes back from the file as it was.
+ */
+static void reader__drop_behind(struct pd_reader *r)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	__u64 from = r->dropped / page * page, to = (r->pos - READ_KEEP) / page * page;
+
+	/* a failure only costs memory */
+	if (to > from)
+		madvise((unsigned char *)r->mapping + from, to - from, MADV_DONTNEED);
+	r->dropped = to;
+}
+
 int pd_reader__next(struct pd_reader *r, const struct perf_event_header **event)
 {
 	struct perf_event_header h;
@@ -1816,6 +1835,8 @@ int pd_reader__next(struct pd_reader *r, const struct perf_event_header **event)
 		memcpy(r->abuf, p, h.size);
 		p = (const unsigned char *)r->abuf;
 	}
+	if (r->mapping && r->pos > r->dropped + 2 * READ_KEEP)
+		reader__drop_behind(r);
 	r->last = r->pos;
 	r->pos += h.size + extra;
 	*event = (const struct perf_event_header *)p;
@@ -1837,6 +1858,7 @@ __u64 pd_reader__offset(const struct pd_reader *r)
 void pd_reader__rewind(struct pd_reader *r)
 {
 	r->pos = r->data_offset;
+	r->dropped = 0;
 }
 
 bool pd_reader__has_feat(const struct pd_reader *r, unsigned int feat)

@@ -287,7 +287,9 @@ char *pd_build_id__sprintf(const __u8 *id, size_t len, char *buf);
 /*
  * Reader.  The file is mapped; every offset and size is checked against
  * the file size before use, so corrupt or truncated input gives an error
- * and never a crash.  Records are handed out 8-byte aligned.
+ * and never a crash.  Records are handed out 8-byte aligned.  Pages well
+ * behind the read position are given back as it goes, so memory does not
+ * grow with the file; a record read before stays valid (read again).
  */
 struct pd_reader;
 
