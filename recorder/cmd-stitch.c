@@ -67,6 +67,7 @@ struct sorter {
 	__u64 seq, max_time, next_flush, last_flush;
 	__u64 out_of_order, dropped[256];
 	bool have_round;
+	bool unsorted;		/* a record was queued behind a newer one */
 };
 
 static int qent__cmp(const void *a, const void *b)
@@ -84,8 +85,10 @@ static int sorter__flush(struct sorter *so, __u64 limit)
 	size_t i, k = 0;
 	int err = 0;
 
-	if (so->nr)
+	/* records mostly come in order: then the queue is sorted already */
+	if (so->unsorted)
 		qsort(so->q, so->nr, sizeof(*so->q), qent__cmp);
+	so->unsorted = false;
 	for (i = 0; i < so->nr && so->q[i].time <= limit; i++) {
 		if (!err)
 			err = pd_stitch__event(so->st, so->q[i].ev, so->q[i].ev->size);
@@ -112,6 +115,8 @@ static int sorter__queue(struct sorter *so, const struct perf_event_header *ev, 
 		so->q = q;
 		so->alloc = n;
 	}
+	if (so->nr && time < so->q[so->nr - 1].time)
+		so->unsorted = true;
 	e = &so->q[so->nr];
 	e->time = time;
 	e->seq = so->seq++;
