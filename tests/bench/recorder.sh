@@ -11,7 +11,8 @@
 #  - stitch to a file: 'perf-defer stitch -i IN -o OUT', wall time and peak
 #    RSS (getrusage of the child: ru_maxrss, file pages it maps included);
 #    the writer fsyncs OUT, so this is bounded by the disk;
-#  - stitch to /dev/null: the same without the disk: the recorder's cost.
+#  - stitch to /dev/null: the same without the disk: the recorder's cost;
+#  - dd of as many bytes as the output, with fsync: the disk's own rate.
 # Every run starts after a sync, with no OUT left from the previous one.
 # Then the output is checked: stitch --stats of the input (every sample
 # stitched, none unmatched) and of the output (every sample there, none
@@ -51,7 +52,7 @@ ${CC:-cc} -std=gnu11 -O2 -g -Wall -Wextra -Werror \
 in=$work/in.data
 res=$work/out.data
 log=$work/log
-trap '[ "${KEEP:-0}" = 1 ] || rm -f "$in" "$res" "$log"' EXIT
+trap '[ "${KEEP:-0}" = 1 ] || rm -f "$in" "$res" "$log" "$log.out" "$work/dd.out"' EXIT
 
 # field NAME LINE: the value of NAME=... in LINE
 field() { sed -n "s/.*\\b$1=\\([^ ]*\\).*/\\1/p" <<<"$2"; }
@@ -115,6 +116,15 @@ for n in "${sizes[@]}"; do
 		z_cpu+=("$(awk -v n="$n" -v t="$cpu" 'BEGIN { print n / t }')")
 	done
 	out_bytes=$(stat -c %s "$res")
+	# the disk's own rate for as many bytes, for comparison
+	d_mbs=()
+	for ((i = 0; i < reps; i++)); do
+		rm -f "$work/dd.out"
+		timed dd if=/dev/zero of="$work/dd.out" bs=256k count=$(((out_bytes >> 18) + 1)) \
+			conv=fsync status=none
+		d_mbs+=("$(awk -v b="$out_bytes" -v t="$wall" 'BEGIN { print b / t / 1048576 }')")
+	done
+	rm -f "$work/dd.out"
 
 	# the output: every sample stitched, none unmatched, no deferred record
 	# left (stitch --stats of the output itself counts what it holds)
@@ -149,9 +159,10 @@ for n in "${sizes[@]}"; do
 
 	s_w=$(stats "${w_rate[@]}") s_wr=$(stats "${w_rss[@]}")
 	s_f=$(stats "${f_rate[@]}") s_fr=$(stats "${f_rss[@]}") s_fm=$(stats "${f_mbs[@]}")
+	s_dm=$(stats "${d_mbs[@]}")
 	s_z=$(stats "${z_rate[@]}") s_zr=$(stats "${z_rss[@]}") s_zw=$(stats "${z_wall[@]}")
 	s_zc=$(stats "${z_cpu[@]}")
-	row[$n]="| $(awk -v n="$n" 'BEGIN { printf "%gM", n / 1e6 }') | $((in_bytes >> 20)) / $((out_bytes >> 20)) | $(fmt_rate "$s_w") | $(fmt_mib "$s_wr") | $(fmt_rate "$s_f") | $(awk '{ printf "%.0f", $1 }' <<<"$s_fm") | $(fmt_mib "$s_fr") | $(fmt_rate "$s_z") | $(fmt_rate "$s_zc") | $(fmt_mib "$s_zr") | $check |"
+	row[$n]="| $(awk -v n="$n" 'BEGIN { printf "%gM", n / 1e6 }') | $((in_bytes >> 20)) / $((out_bytes >> 20)) | $(fmt_rate "$s_w") | $(fmt_mib "$s_wr") | $(fmt_rate "$s_f") | $(awk '{ printf "%.0f", $1 }' <<<"$s_fm") / $(awk '{ printf "%.0f (%.0f–%.0f)", $1, $2, $3 }' <<<"$s_dm") | $(fmt_mib "$s_fr") | $(fmt_rate "$s_z") | $(fmt_rate "$s_zc") | $(fmt_mib "$s_zr") | $check |"
 	med_z[$n]=$(cut -d' ' -f1 <<<"$s_z")
 	med_zw[$n]=$(cut -d' ' -f1 <<<"$s_zw")
 	med_zc[$n]=$(cut -d' ' -f1 <<<"$s_zc")
@@ -171,14 +182,15 @@ last=${sizes[${#sizes[@]} - 1]}
 	echo "**Noisy**: the CPUs and the disk are shared with other jobs (VM runs);"
 	echo "load average $load0 at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end."
 	echo
-	echo "| records | MiB in / out | write rate | write RSS MiB | stitch → file | out MiB/s | stitch → file RSS MiB | stitch → /dev/null | per CPU second | → /dev/null RSS MiB | output check |"
+	echo "| records | MiB in / out | write rate | write RSS MiB | stitch → file | out MiB/s / dd MiB/s | stitch → file RSS MiB | stitch → /dev/null | per CPU second | → /dev/null RSS MiB | output check |"
 	echo "|---|---|---|---|---|---|---|---|---|---|---|"
 	for n in "${sizes[@]}"; do echo "${row[$n]}"; done
 	echo
 	echo "- write: gen_stream -n N -o FILE: the recorder's writer alone (records built"
 	echo "  beforehand), its fsync included; RSS is gen_stream's."
 	echo "- stitch → file: perf-defer stitch -i IN -o OUT, wall time, fsync of OUT"
-	echo "  included: bounded by the disk (out MiB/s)."
+	echo "  included: bounded by the disk.  out MiB/s: the output's size / that"
+	echo "  time; dd MiB/s: dd of as many bytes with conv=fsync, the disk's own rate."
 	echo "- stitch → /dev/null: the same, no disk: what the recorder itself costs;"
 	echo "  per CPU second: records / (user + system time), less hit by the other jobs."
 	echo "- RSS: peak (getrusage ru_maxrss of the child)."
