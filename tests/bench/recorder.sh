@@ -10,7 +10,7 @@
 #    fsync included) and its peak RSS is taken;
 #  - stitch to a file: 'perf-defer stitch -i IN -o OUT', wall time and peak
 #    RSS (getrusage of the child: ru_maxrss, file pages it maps included);
-#    the writer fsyncs OUT, so this is bounded by the disk;
+#    the writer fsyncs OUT: this includes the kernel's cost of writing it;
 #  - stitch to /dev/null: the same without the disk: the recorder's cost;
 #  - dd of as many bytes as the output, with fsync: the disk's own rate.
 # Every run starts after a sync, with no OUT left from the previous one.
@@ -190,8 +190,8 @@ last=${sizes[${#sizes[@]} - 1]}
 	echo "- write: gen_stream -n N -o FILE: the recorder's writer alone (records built"
 	echo "  beforehand), its fsync included; RSS is gen_stream's."
 	echo "- stitch → file: perf-defer stitch -i IN -o OUT, wall time, fsync of OUT"
-	echo "  included: bounded by the disk.  out MiB/s: the output's size / that"
-	echo "  time; dd MiB/s: dd of as many bytes with conv=fsync, the disk's own rate."
+	echo "  included.  out MiB/s: the output's size / that time; dd MiB/s: dd of"
+	echo "  as many bytes with conv=fsync, what the machine's write path gave then."
 	echo "- stitch → /dev/null: the same, no disk: what the recorder itself costs;"
 	echo "  per CPU second: records / (user + system time), less hit by the other jobs."
 	echo "- RSS: peak (getrusage ru_maxrss of the child)."
