@@ -755,7 +755,17 @@ static int rec_read_ring(struct record *rec, char *data, __u64 size,
 			rec->records++;
 		else if (h->type == PERF_RECORD_LOST && len >= 24)
 			*(module ? &rec->lost_records : &rec->lost) += buf[2];
-		if (pd_ordered__queue(rec->oq, rec_event_time(h), buf, len))
+		/*
+		 * The module dates a deferred callchain after the newest sample
+		 * of its kernel entry, so one of the same time as a sample is
+		 * from an earlier entry than that sample's, and goes first: the
+		 * two rings were read in no particular order, and a reader that
+		 * met the sample first would take it for one the record missed
+		 * (perf 7.3 leaves it unmatched).  Natively both come from one
+		 * ring, in their true order.
+		 */
+		if (pd_ordered__queue(rec->oq, rec_event_time(h), buf, len,
+				      module && h->type == PERF_DEFER_RECORD_CALLCHAIN_DEFERRED))
 			return -1;
 		tail += len;
 	}

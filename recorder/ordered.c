@@ -4,13 +4,12 @@
 #include <string.h>
 
 #include <linux/perf_event.h>
-#include <linux/perf_defer.h>
 
 #include "ordered.h"
 
 struct pd_ordered_entry {
 	__u64	time;
-	int	rank;	/* at equal times: deferred callchains first */
+	int	rank;	/* at equal times: 0 (early) first */
 	__u64	seq;	/* arrival: keeps records of equal time in order */
 	size_t	off;	/* in the arena */
 	size_t	size;
@@ -38,7 +37,8 @@ struct pd_ordered *pd_ordered__new(pd_deliver_fn deliver, void *arg)
 	return q;
 }
 
-int pd_ordered__queue(struct pd_ordered *q, __u64 time, const void *event, size_t size)
+int pd_ordered__queue(struct pd_ordered *q, __u64 time, const void *event, size_t size,
+		      bool early)
 {
 	const struct perf_event_header *h = event;
 	struct pd_ordered_entry *e;
@@ -69,14 +69,7 @@ int pd_ordered__queue(struct pd_ordered *q, __u64 time, const void *event, size_
 	memcpy(q->arena + q->used, event, size);
 	e = &q->ents[q->nr++];
 	e->time = time;
-	/*
-	 * A deferred callchain is never older than the samples of its kernel
-	 * entry (the module dates it after the newest); one of the same time
-	 * as a sample is from a later entry, whose first sample that is, and
-	 * goes first: a reader that meets the sample first may take it for
-	 * one the record should have covered, and leave it unmatched.
-	 */
-	e->rank = h->type != PERF_DEFER_RECORD_CALLCHAIN_DEFERRED;
+	e->rank = !early;
 	e->seq = q->seq++;
 	e->off = q->used;
 	e->size = size;

@@ -2,6 +2,7 @@
 #ifndef PERF_DEFER_ORDERED_H
 #define PERF_DEFER_ORDERED_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
 
@@ -13,10 +14,18 @@
  */
 typedef int (*pd_deliver_fn)(void *arg, const void *event, size_t size);
 
+/*
+ * Records of equal time keep their arrival order, but for those queued
+ * "early", which go before the others: records from different rings have
+ * no arrival order worth keeping (the recorder queues the module's
+ * deferred callchains early, see rec_read_ring()).
+ */
+
 struct pd_ordered;
 
 struct pd_ordered *pd_ordered__new(pd_deliver_fn deliver, void *arg);
-int pd_ordered__queue(struct pd_ordered *q, __u64 time, const void *event, size_t size);
+int pd_ordered__queue(struct pd_ordered *q, __u64 time, const void *event, size_t size,
+		      bool early);
 int pd_ordered__round(struct pd_ordered *q);
 int pd_ordered__flush(struct pd_ordered *q);
 size_t pd_ordered__pending(const struct pd_ordered *q);

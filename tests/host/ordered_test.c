@@ -30,6 +30,7 @@ static int collect(void *arg, const void *event, size_t size)
 	return 0;
 }
 
+/* as the recorder does: the module's deferred callchains early */
 static int queue(struct pd_ordered *q, __u64 time, __u32 type, __u64 tag)
 {
 	struct rec r = {
@@ -37,7 +38,8 @@ static int queue(struct pd_ordered *q, __u64 time, __u32 type, __u64 tag)
 		.tag = tag,
 	};
 
-	return pd_ordered__queue(q, time, &r, sizeof(r));
+	return pd_ordered__queue(q, time, &r, sizeof(r),
+				 type == PERF_DEFER_RECORD_CALLCHAIN_DEFERRED);
 }
 
 TEST(time_order_then_arrival)
@@ -59,7 +61,7 @@ TEST(time_order_then_arrival)
 	pd_ordered__delete(q);
 }
 
-/* a deferred callchain goes before a sample of the same time */
+/* one queued early goes before a sample of the same time */
 TEST(deferred_first_at_equal_time)
 {
 	struct got g = { 0 };
@@ -110,7 +112,7 @@ TEST(short_event_refused)
 	char b[4] = { 0 };
 
 	ASSERT_NE(NULL, q);
-	EXPECT_EQ(-EINVAL, pd_ordered__queue(q, 1, b, sizeof(b)));
+	EXPECT_EQ(-EINVAL, pd_ordered__queue(q, 1, b, sizeof(b), false));
 	pd_ordered__delete(q);
 }
 
