@@ -24,15 +24,19 @@ warnings() {
 }
 
 
-# chains FILE: every sample's user frames, one sample a line, in file
-# order, for comparing two readings of the same samples: the number of
-# user frames, then the workload's own functions among them (perf
-# versions print user addresses differently and pick different names
-# for libc's aliases, e.g. memset_ifunc or memset)
+# chains FILE: every sample's user frames, one sample a line, in time
+# order, for comparing two readings of the same samples: the sample's time,
+# the number of user frames, then the workload's own functions among them
+# (perf versions print user addresses differently and pick different names
+# for libc's aliases, e.g. memset_ifunc or memset).  By time, not in the
+# order perf prints: perf 7.3 holds a deferred sample back until its
+# record comes, and prints one that never gets its record (a task's last
+# entry) only at the end.
 chains() {
-	${PERF:-perf} script -i "$@" -F ip,sym 2>/dev/null | awk '
-		function out() { print n + 0 ":" p; n = 0; p = "" }
-		/^$/ { out(); next }
+	${PERF:-perf} script -i "$@" -F time,ip,sym --ns 2>/dev/null | awk '
+		function out() { if (t != "") print t " " n + 0 ":" p; n = 0; p = ""; t = "" }
+		/^ *[0-9]+\.[0-9]+: *$/ { out(); t = $1; next }
+		/^$/ { next }
 		$1 !~ /^ffff/ { n++; if ($2 ~ /^(leaf_|alpha|beta|gamma_|delta|epsilon|main)/) p = p " " $2 }
-		END { if (n) out() }'
+		END { out() }' | sort -s -k1,1n
 }
