@@ -3,9 +3,12 @@
 # perf-defer: deferred user callchains for perf on kernels before 6.19.
 #
 #   make                 module (against KDIR), recorder, test programs
-#   make check           host tests + VM tests on Debian 6.1 (what CI runs)
-#   make check-all       the kernel matrix
+#   make check           host tests + VM tests on Debian 6.1, 6.12, 7.2 (CI)
+#   make check-all       the kernel matrix; writes the README's table
+#   make stress          long stress and fuzzing runs (6.1, 6.12, host)
+#   make check-debug     the VM suite on a lockdep/KASAN/kmemleak kernel
 #   make demo            record a demo workload and show it through perf
+#   make bench           benchmarks in QEMU; writes docs/bench.md and .png
 #   make install         recorder to $(PREFIX)/bin, module to /lib/modules
 #   make dkms-install    register, build and install the module with DKMS
 #   make lint            checkpatch + W=1 build of the module
@@ -47,8 +50,17 @@ check:
 check-all:
 	scripts/check --all
 
+stress:
+	scripts/check --stress
+
+check-debug:
+	scripts/check --debug
+
 demo:
 	scripts/demo
+
+bench:
+	scripts/bench
 
 lint:
 	scripts/lint
@@ -77,5 +89,5 @@ clean:
 	-$(MAKE) -C tests/kmod clean
 	rm -rf build
 
-.PHONY: all module recorder tests check check-all demo lint install \
+.PHONY: all module recorder tests check check-all stress check-debug demo bench lint install \
 	dkms-install dkms-uninstall clean

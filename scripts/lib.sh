@@ -17,12 +17,16 @@ pd_log() {
 	echo "[ $PD_PROG: $* ]" >&2
 }
 
-# pd_kernel_dir SERIES: the cache directory of a fetched test kernel
+# pd_kernel_dir SERIES: the cache directory of a fetched test kernel, or
+# of the debug kernel built here (6.1-debug: scripts/debug-kernel)
 pd_kernel_dir() {
 	local d="$PD_CACHE/kernels/$1"
 
-	[ -f "$d/stamp" ] || "$PD_TOP/scripts/deps" kernel "$1" >&2 ||
-		pd_die "cannot fetch kernel $1 (see above)"
+	if [ "$1" = 6.1-debug ]; then
+		"$PD_TOP/scripts/debug-kernel" >/dev/null || pd_die "cannot build the debug kernel (see above)"
+	elif [ ! -f "$d/stamp" ]; then
+		"$PD_TOP/scripts/deps" kernel "$1" >&2 || pd_die "cannot fetch kernel $1 (see above)"
+	fi
 	echo "$d"
 }
 
