@@ -22,6 +22,7 @@
 #include <linux/delay.h>
 #include <linux/file.h>
 #include <linux/kprobes.h>
+#include <linux/ktime.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/perf_event.h>
@@ -38,6 +39,9 @@ static const struct file_operations *pd_perf_fops;
 static struct perf_callchain_entry *(*pd_perf_callchain)(struct perf_event *event,
 							 struct pt_regs *regs);
 static struct perf_event *pd_armed_event;	/* set while an NMI is expected */
+/* the handshake with the handler: idle, armed, taken by the handler, done */
+enum { PD_IDLE, PD_ARMED, PD_TAKEN, PD_DONE };
+static atomic_t pd_state = ATOMIC_INIT(PD_IDLE);
 static int pd_armed_cpu = -1;
 static pid_t pd_armed_pid;			/* 0: whoever runs */
 static unsigned int pd_nmis, pd_deferred, pd_missed;
@@ -48,15 +52,17 @@ static struct dentry *pd_dir;
 /* NMI: no locks, no allocation, no sleeping. */
 static int pd_test_nmi_handler(unsigned int type, struct pt_regs *regs)
 {
-	struct perf_event *event = READ_ONCE(pd_armed_event);
+	struct perf_event *event;
 	struct perf_callchain_entry *entry;
 	u64 i;
 
-	if (!event || READ_ONCE(pd_armed_cpu) != smp_processor_id())
+	if (READ_ONCE(pd_armed_cpu) != smp_processor_id() ||
+	    atomic_cmpxchg(&pd_state, PD_ARMED, PD_TAKEN) != PD_ARMED)
 		return NMI_DONE;
+	event = READ_ONCE(pd_armed_event);
 	if (pd_armed_pid && task_pid_nr(current) != pd_armed_pid) {
 		pd_missed++;
-		WRITE_ONCE(pd_armed_event, NULL);
+		atomic_set_release(&pd_state, PD_DONE);
 		return NMI_HANDLED;
 	}
 
@@ -72,14 +78,15 @@ static int pd_test_nmi_handler(unsigned int type, struct pt_regs *regs)
 		}
 	}
 	pd_nmis++;
-	WRITE_ONCE(pd_armed_event, NULL);
+	atomic_set_release(&pd_state, PD_DONE);
 	return NMI_HANDLED;
 }
 
 static int pd_test_fire(struct perf_event *event, unsigned int count, int target)
 {
 	unsigned int i;
-	int spins, cpu;
+	u64 deadline;
+	int cpu;
 
 	for (i = 0; i < count; i++) {
 		if (target >= 0 && i)
@@ -94,13 +101,25 @@ static int pd_test_fire(struct perf_event *event, unsigned int count, int target
 		}
 		WRITE_ONCE(pd_armed_cpu, cpu);
 		WRITE_ONCE(pd_armed_event, event);
+		atomic_set_release(&pd_state, PD_ARMED);
 		apic->send_IPI_mask(cpumask_of(cpu), NMI_VECTOR);
-		for (spins = 0; READ_ONCE(pd_armed_event) && spins < 100000; spins++)
+		/*
+		 * By the clock, not by a count of spins: an emulated CPU on a
+		 * loaded host may not run for a while.  Give up only on an NMI
+		 * that has not started; one that has is waited for, as it
+		 * uses the event.
+		 */
+		deadline = ktime_get_ns() + NSEC_PER_SEC;
+		while (atomic_read_acquire(&pd_state) != PD_DONE) {
+			if (ktime_get_ns() > deadline &&
+			    atomic_cmpxchg(&pd_state, PD_ARMED, PD_IDLE) == PD_ARMED) {
+				put_cpu();
+				return -ETIMEDOUT;
+			}
 			cpu_relax();
-		WRITE_ONCE(pd_armed_event, NULL);
+		}
+		atomic_set(&pd_state, PD_IDLE);
 		put_cpu();
-		if (spins == 100000)
-			return -ETIMEDOUT;
 	}
 	return 0;
 }

@@ -19,6 +19,7 @@
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -256,6 +257,8 @@ TEST_F(nmi, from_user_mode_unwinds_at_once)
 	child = fork();
 	ASSERT_LE(0, child);
 	if (!child) {
+		/* a failed assertion must not leave it spinning */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		pin(1);
 		for (;;)
 			__asm__ volatile(".rept 256\n\tnop\n.endr");
