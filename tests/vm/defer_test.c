@@ -1051,9 +1051,19 @@ TEST_F_TIMEOUT(defer, record_sample_id_layout, 120)
 				continue;
 			if (v[k].type & PERF_SAMPLE_IDENTIFIER && v[k].all)
 				bad += !dl_perf_has_id(&self->p[0], r->sid.identifier);
-			if (v[k].type & PERF_SAMPLE_ID && v[k].all)
+			if (v[k].type & PERF_SAMPLE_ID && v[k].all) {
+				/*
+				 * the id of an event that sampled in the entry:
+				 * the entry may have migrated, and its samples
+				 * come from the per-CPU events in ring order
+				 */
+				for (j = 0; j < self->d.ns; j++)
+					if (self->d.s[j].rec == (int)i &&
+					    self->d.s[j].id == r->sid.id)
+						break;
 				bad += !dl_perf_has_id(&self->p[0], r->sid.id) ||
-				       r->sid.id != s->id;
+				       j == self->d.ns;
+			}
 			if (v[k].type & PERF_SAMPLE_TID && v[k].all)
 				bad += r->sid.pid != s->pid || r->sid.tid != s->tid;
 			if (v[k].type & PERF_SAMPLE_TIME && v[k].all)
