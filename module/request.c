@@ -212,6 +212,27 @@ static void pd_take_slots(struct pd_request *r, struct pd_attach **att,
 	}
 }
 
+/* Walk up to @depth user frames into a new array; *@nr of them. */
+static u64 *pd_task_walk(unsigned int depth, unsigned int *nr)
+{
+	u64 *ips;
+
+	depth = min_t(unsigned int, depth, PD_MAX_DEPTH);
+	ips = kmalloc_array(depth, sizeof(*ips), GFP_KERNEL);
+	if (ips)
+		*nr = pd_unwind_user(ips, depth);
+	return ips;
+}
+
+/* Dump the user registers and @stack bytes of stack into *@dump. */
+static bool pd_task_dump(struct pd_dump **dump, u32 stack)
+{
+	/* pt_regs and the stack: never on the kernel stack */
+	if (!*dump)
+		*dump = kzalloc(sizeof(**dump), GFP_KERNEL);
+	return *dump && !pd_dump_user(*dump, stack);
+}
+
 /*
  * The unwind, on the task's way back to user space.  Samples taken while
  * it walks (its own page faults, a slow walk) are still in this kernel
@@ -227,31 +248,29 @@ static void pd_task_work(struct callback_head *cb)
 	struct pd_attach *att[PD_MAX_SESSIONS] = { };
 	struct pd_dump *dump = NULL;
 	struct pd_need need, all;
-	unsigned int i, depth, nr = 0;
+	unsigned int i, nr = 0;
 	bool dumped = false;
 	u64 *ips = NULL;
 
 	pd_take_slots(r, att, &need);
-	if (!exiting && need.depth) {
-		depth = min_t(unsigned int, need.depth, PD_MAX_DEPTH);
-		ips = kmalloc_array(depth, sizeof(*ips), GFP_KERNEL);
-		if (ips)
-			nr = pd_unwind_user(ips, depth);
-	}
-	if (!exiting && need.dump) {
-		/* pt_regs and the stack: never on the kernel stack */
-		dump = kzalloc(sizeof(*dump), GFP_KERNEL);
-		dumped = dump && !pd_dump_user(dump, need.stack);
-	}
-	if (ips || dumped)
-		pd_count(unwinds);
+	if (!exiting && need.depth)
+		ips = pd_task_walk(need.depth, &nr);
+	if (!exiting && need.dump)
+		dumped = pd_task_dump(&dump, need.stack);
 	/* interrupts of this task see this before we look again */
 	WRITE_ONCE(r->state, PD_CLOSING);
 	barrier();
 	pd_take_slots(r, att, &all);
-	/* a session that joined during the dump and wants more stack */
-	if (dumped && all.stack > need.stack)
-		dumped = !pd_dump_user(dump, all.stack);
+	/*
+	 * A session that joined during the walk or the copy and asks for
+	 * what was not taken (a dump, more stack, a walk) gets it now.
+	 */
+	if (!exiting && all.dump && (!dumped || all.stack > need.stack))
+		dumped = pd_task_dump(&dump, all.stack);
+	if (!exiting && all.depth && !need.depth)
+		ips = pd_task_walk(all.depth, &nr);
+	if (ips || dumped)
+		pd_count(unwinds);
 
 	if (exiting && (all.depth || all.dump))
 		pd_count(exit_pending);
@@ -266,7 +285,7 @@ static void pd_task_work(struct callback_head *cb)
 				     min_t(unsigned int, nr, att[i]->max_stack),
 				     READ_ONCE(r->last_sample) + 1, r->stream_id[i]);
 		else if (!exiting)
-			pd_count(drops);	/* no memory, or joined late */
+			pd_count(drops);	/* no memory */
 		pd_attach_put(att[i]);
 	}
 	kfree(ips);
