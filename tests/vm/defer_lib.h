@@ -87,7 +87,6 @@ struct dl_dump {			/* PERF_DEFER_RECORD_USER_DUMP */
 	uint8_t *stack;			/* stack_size bytes */
 	struct dl_sid sid;
 	int nsamples;			/* dump_test: samples matched to it */
-	bool kernel_mode;		/* dump_test: one of them in kernel mode */
 };
 
 struct dl_lost {			/* PERF_RECORD_LOST of a session ring */
