@@ -79,7 +79,8 @@ static const char record_usage[] =
 	"                          upstream one for fp,defer (for perf >= 6.19); for\n"
 	"                          dwarf,defer one dump per kernel entry, which only\n"
 	"                          'perf-defer stitch' and 'dump' read\n"
-	"    -m, --mmap-pages <n>  data pages per buffer, a power of two (default 128)\n"
+	"    -m, --mmap-pages <n>  data pages per buffer, a power of two (default 128;\n"
+	"                          512 for perf's own dwarf dumps)\n"
 	"    -q, --quiet           no progress lines\n"
 	"    -v, --verbose         say what is opened and why\n"
 	"        --stats           print sample and callchain counts at the end\n"
@@ -126,6 +127,7 @@ struct record {
 	__u32			dump_size;	/* dwarf: bytes of user stack */
 	int			verbose;
 	unsigned int		mmap_pages;
+	bool			mmap_set;	/* -m given */
 	char			*cpu_list, *pid_list, *tid_list;
 	char			**argv;
 	int			argc, orig_argc;
@@ -321,6 +323,7 @@ static int record__parse_options(struct record *rec, int argc, char **argv)
 				return EXIT_USAGE;
 			}
 			rec->mmap_pages = val;
+			rec->mmap_set = true;
 			break;
 		case 'q':
 			rec->quiet = true;
@@ -1209,6 +1212,9 @@ int cmd_record(int argc, char **argv)
 
 	if (rec_choose_path(&rec))
 		goto fail;
+	/* perf's own dwarf dumps fill 128 pages in 15 samples */
+	if (rec.dwarf && rec.path == PATH_FP && !rec.mmap_set)
+		rec.mmap_pages = 512;
 	if (rec.argc && (err_fd = rec_fork_workload(&rec, &go_fd)) < 0)
 		goto fail;
 	if (rec_open_events(&rec))

@@ -50,7 +50,7 @@ ok $? "--call-graph fp"
 ok $? "no warning with --call-graph fp"
 
 # dwarf,defer without the module: perf's own in-NMI dumps, one warning
-"$pdf" record -q --call-graph dwarf,defer -o dw.data -- sh -c "$loop" 2>dw.err
+"$pdf" record -q -F 1000 --call-graph dwarf,defer -o dw.data -- sh -c "$loop" 2>dw.err
 rc=$?
 sed 's/^/# /' dw.err
 ok $rc "--call-graph dwarf,defer (rc=$rc)"
