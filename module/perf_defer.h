@@ -4,7 +4,8 @@
  * exposes an x_init()/x_exit() pair, called by main.c in ladder order.
  *
  * Data path: hooks.c (kprobes, NMI/IRQ) -> request.c (cookie, pool,
- * task_work) -> unwind.c (user frame pointers, faultable) -> ring.c
+ * task_work) -> unwind.c (user frame pointers, or a dump of user registers
+ * and stack; faultable) -> ring.c
  * (per-session per-CPU buffers) <- session.c (the char device).
  */
 #ifndef _PERF_DEFER_H
@@ -16,6 +17,7 @@
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 #include <linux/perf_defer.h>
+#include <asm/ptrace.h>
 
 #include "compat/config.h"
 
@@ -51,6 +53,7 @@ struct pd_session {
 	struct list_head	attaches;	/* under pd_lock */
 	unsigned int		nr_attached;
 	u32			data_pages;
+	u32			dump_stack;	/* 0: no dump; else bytes per dump */
 	struct pd_ring		**rings;	/* per possible CPU, once set up */
 	bool			closed;
 	wait_queue_head_t	wq;
@@ -73,6 +76,8 @@ struct pd_attach {
 	u64			id;
 	struct pid_namespace	*ns;
 	int			clockid;	/* -1: local_clock() */
+	u64			regs_mask;	/* with dump_stack: sample_regs_user */
+	u32			dump_stack;	/* the session's, at attach */
 	u16			max_stack;
 	bool			sample_id_all;
 	struct rcu_head		rcu;
@@ -107,6 +112,24 @@ int pd_requests_pending(void);
 /* unwind.c */
 unsigned int pd_unwind_user(u64 *ips, unsigned int max);
 
+/*
+ * A dump of current's user registers and the top of its user stack, for
+ * sessions with PERF_DEFER_IOC_SET_DUMP; taken once per kernel entry.
+ */
+struct pd_dump {
+	struct pt_regs	regs;
+	u64		abi;		/* PERF_SAMPLE_REGS_ABI_* */
+	u8		*stack;		/* kvmalloc'ed, size bytes */
+	u32		size;		/* bytes asked for and held */
+	u32		dyn_size;	/* bytes copied from user space */
+};
+
+int pd_dump_user(struct pd_dump *d, u32 size);
+void pd_dump_free(struct pd_dump *d);
+unsigned int pd_dump_regs(const struct pd_dump *d, u64 mask, u64 *out);
+bool pd_dump_mask_valid(u64 mask);
+size_t pd_dump_record_max(u32 stack_size);
+
 /* ring.c */
 int pd_rings_alloc(struct pd_session *s);
 void pd_rings_free(struct pd_session *s);
@@ -114,6 +137,8 @@ int pd_ring_mmap(struct pd_session *s, struct vm_area_struct *vma);
 bool pd_rings_readable(struct pd_session *s);
 void pd_ring_emit(struct pd_attach *att, u64 cookie, const u64 *ips, unsigned int nr,
 		  u64 min_local, u64 stream_id);
+void pd_ring_emit_dump(struct pd_attach *att, u64 cookie, const struct pd_dump *d,
+		       u64 min_local, u64 stream_id);
 
 /* session.c */
 int pd_session_init(void);

@@ -11,8 +11,9 @@
  * counts it.
  *
  * The task_work runs in the task on its way back to user space, walks the
- * user stack with faults allowed and writes one record into the ring of
- * every session whose event sampled in that entry.
+ * user stack with faults allowed (or, for sessions that asked for it,
+ * copies the user registers and the top of the user stack) and writes one
+ * record into the ring of every session whose event sampled in that entry.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -176,25 +177,60 @@ fallback:
 	return 0;
 }
 
+/* What the sessions of a request ask for. */
+struct pd_need {
+	unsigned int	depth;	/* frames, for the frame-pointer walk */
+	u32		stack;	/* bytes of stack, for a dump */
+	bool		dump;
+};
+
 /*
  * Take the request's attach slots into @att, one per session (a session
- * already held keeps its first attach); returns the deepest max_stack.
+ * already held keeps its first attach); @need is what all of @att ask.
  */
-static unsigned int pd_take_slots(struct pd_request *r, struct pd_attach **att)
+static void pd_take_slots(struct pd_request *r, struct pd_attach **att,
+			  struct pd_need *need)
 {
-	unsigned int i, depth = 0;
 	struct pd_attach *a;
+	unsigned int i;
 
+	*need = (struct pd_need) { };
 	for (i = 0; i < PD_MAX_SESSIONS; i++) {
 		a = xchg(&r->att[i], NULL);
 		if (a && att[i])
 			pd_attach_put(a);
 		else if (a)
 			att[i] = a;
-		if (att[i])
-			depth = max_t(unsigned int, depth, att[i]->max_stack);
+		if (!att[i])
+			continue;
+		if (att[i]->dump_stack) {
+			need->dump = true;
+			need->stack = max(need->stack, att[i]->dump_stack);
+		} else {
+			need->depth = max_t(unsigned int, need->depth, att[i]->max_stack);
+		}
 	}
-	return depth;
+}
+
+/* Walk up to @depth user frames into a new array; *@nr of them. */
+static u64 *pd_task_walk(unsigned int depth, unsigned int *nr)
+{
+	u64 *ips;
+
+	depth = min_t(unsigned int, depth, PD_MAX_DEPTH);
+	ips = kmalloc_array(depth, sizeof(*ips), GFP_KERNEL);
+	if (ips)
+		*nr = pd_unwind_user(ips, depth);
+	return ips;
+}
+
+/* Dump the user registers and @stack bytes of stack into *@dump. */
+static bool pd_task_dump(struct pd_dump **dump, u32 stack)
+{
+	/* pt_regs and the stack: never on the kernel stack */
+	if (!*dump)
+		*dump = kzalloc(sizeof(**dump), GFP_KERNEL);
+	return *dump && !pd_dump_user(*dump, stack);
 }
 
 /*
@@ -210,37 +246,53 @@ static void pd_task_work(struct callback_head *cb)
 	struct pd_request *r = container_of(cb, struct pd_request, work);
 	bool exiting = current->flags & PF_EXITING;
 	struct pd_attach *att[PD_MAX_SESSIONS] = { };
-	unsigned int i, depth, nr = 0;
+	struct pd_dump *dump = NULL;
+	struct pd_need need, all;
+	unsigned int i, nr = 0;
+	bool dumped = false;
 	u64 *ips = NULL;
 
-	depth = pd_take_slots(r, att);
-	if (depth && !exiting) {
-		depth = min_t(unsigned int, depth, PD_MAX_DEPTH);
-		ips = kmalloc_array(depth, sizeof(*ips), GFP_KERNEL);
-		if (ips) {
-			nr = pd_unwind_user(ips, depth);
-			pd_count(unwinds);
-		}
-	}
+	pd_take_slots(r, att, &need);
+	if (!exiting && need.depth)
+		ips = pd_task_walk(need.depth, &nr);
+	if (!exiting && need.dump)
+		dumped = pd_task_dump(&dump, need.stack);
 	/* interrupts of this task see this before we look again */
 	WRITE_ONCE(r->state, PD_CLOSING);
 	barrier();
-	pd_take_slots(r, att);
+	pd_take_slots(r, att, &all);
+	/*
+	 * A session that joined during the walk or the copy and asks for
+	 * what was not taken (a dump, more stack, a walk) gets it now.
+	 */
+	if (!exiting && all.dump && (!dumped || all.stack > need.stack))
+		dumped = pd_task_dump(&dump, all.stack);
+	if (!exiting && all.depth && !need.depth)
+		ips = pd_task_walk(all.depth, &nr);
+	if (ips || dumped)
+		pd_count(unwinds);
 
-	if (exiting && depth)
+	if (exiting && (all.depth || all.dump))
 		pd_count(exit_pending);
 	for (i = 0; i < PD_MAX_SESSIONS; i++) {
 		if (!att[i])
 			continue;
-		if (ips)
+		if (att[i]->dump_stack && dumped)
+			pd_ring_emit_dump(att[i], r->cookie, dump,
+					  READ_ONCE(r->last_sample) + 1, r->stream_id[i]);
+		else if (!att[i]->dump_stack && ips)
 			pd_ring_emit(att[i], r->cookie, ips,
 				     min_t(unsigned int, nr, att[i]->max_stack),
 				     READ_ONCE(r->last_sample) + 1, r->stream_id[i]);
 		else if (!exiting)
-			pd_count(drops);	/* no memory for the walk */
+			pd_count(drops);	/* no memory */
 		pd_attach_put(att[i]);
 	}
 	kfree(ips);
+	if (dump) {
+		pd_dump_free(dump);
+		kfree(dump);
+	}
 
 	pd_request_release(r);
 	atomic_dec(&pd_pending);

@@ -177,33 +177,25 @@ static void pd_ring_put(struct pd_ring *r, const void *src, size_t len)
 }
 
 /*
- * Write one PERF_RECORD_CALLCHAIN_DEFERRED for @att into its session's
- * ring of this CPU.  Its time is at least @min_local on the default clock
- * (local_clock() of another CPU may lag this one's); @stream_id is the id
- * of the event that sampled, the attached one or an inherited child, as
- * in perf's sample_id (id and identifier are the attached event's).
- * Task context only.
+ * Room for a record of @size bytes (sample_id included) in this CPU's
+ * ring of @att's session, after the PERF_RECORD_LOST of earlier drops if
+ * any; NULL when the session is gone or the ring is full (counted).
+ * Preemption is off (one writer per ring) from here to pd_ring_commit().
  */
-void pd_ring_emit(struct pd_attach *att, u64 cookie, const u64 *ips,
-		  unsigned int nr, u64 min_local, u64 stream_id)
+static struct pd_ring *pd_ring_reserve(struct pd_attach *att, size_t size,
+				       const u64 *id, unsigned int nid)
 {
 	struct pd_session *s = att->sess;
 	/* pairs with smp_store_release() in pd_rings_alloc() */
 	struct pd_ring **rings = smp_load_acquire(&s->rings);
 	struct perf_event_header hdr;
-	u64 id[6], body[2], used;
-	unsigned int nid;
-	size_t size, lost_size;
+	size_t lost_size;
 	struct pd_ring *r;
-	int cpu;
+	u64 body[2], used;
 
 	if (!rings || READ_ONCE(s->closed))
-		return;
-
-	cpu = get_cpu();
-	r = rings[cpu];
-	nid = pd_sample_id(att, id, cpu, min_local, stream_id);
-	size = sizeof(hdr) + sizeof(body) + (nr + nid) * sizeof(u64);
+		return NULL;
+	r = rings[smp_processor_id()];
 	lost_size = r->lost ? sizeof(hdr) + sizeof(body) + nid * sizeof(u64) : 0;
 
 	/*
@@ -215,7 +207,7 @@ void pd_ring_emit(struct pd_attach *att, u64 cookie, const u64 *ips,
 		r->lost++;
 		r->page->lost++;
 		pd_count(drops);
-		goto out;
+		return NULL;
 	}
 
 	if (lost_size) {
@@ -229,6 +221,47 @@ void pd_ring_emit(struct pd_attach *att, u64 cookie, const u64 *ips,
 		pd_ring_put(r, id, nid * sizeof(u64));
 		r->lost = 0;
 	}
+	return r;
+}
+
+static void pd_ring_commit(struct pd_ring *r)
+{
+	pd_count(records);
+	/* the record is in place before the reader can see the new head */
+	smp_store_release(&r->page->data_head, r->head);
+}
+
+/* After put_cpu(): on PREEMPT_RT the waitqueue's lock may sleep. */
+static void pd_ring_wake(struct pd_session *s)
+{
+	if (wq_has_sleeper(&s->wq))
+		wake_up_interruptible(&s->wq);
+}
+
+/*
+ * Write one PERF_RECORD_CALLCHAIN_DEFERRED for @att into its session's
+ * ring of this CPU.  Its time is at least @min_local on the default clock
+ * (local_clock() of another CPU may lag this one's); @stream_id is the id
+ * of the event that sampled, the attached one or an inherited child, as
+ * in perf's sample_id (id and identifier are the attached event's).
+ * Task context only.
+ */
+void pd_ring_emit(struct pd_attach *att, u64 cookie, const u64 *ips,
+		  unsigned int nr, u64 min_local, u64 stream_id)
+{
+	struct perf_event_header hdr;
+	u64 id[6], body[2];
+	unsigned int nid;
+	struct pd_ring *r;
+	size_t size;
+	int cpu;
+
+	cpu = get_cpu();
+	nid = pd_sample_id(att, id, cpu, min_local, stream_id);
+	size = sizeof(hdr) + sizeof(body) + (nr + nid) * sizeof(u64);
+	r = pd_ring_reserve(att, size, id, nid);
+	if (!r)
+		goto out;
 
 	hdr = (struct perf_event_header) {
 		.type = PERF_DEFER_RECORD_CALLCHAIN_DEFERRED,
@@ -241,15 +274,64 @@ void pd_ring_emit(struct pd_attach *att, u64 cookie, const u64 *ips,
 	pd_ring_put(r, body, sizeof(body));
 	pd_ring_put(r, ips, nr * sizeof(u64));
 	pd_ring_put(r, id, nid * sizeof(u64));
-	pd_count(records);
-
-	/* the record is in place before the reader can see the new head */
-	smp_store_release(&r->page->data_head, r->head);
-	put_cpu();
-	/* preemptible again: on PREEMPT_RT the waitqueue's lock may sleep */
-	if (wq_has_sleeper(&s->wq))
-		wake_up_interruptible(&s->wq);
-	return;
+	pd_ring_commit(r);
 out:
 	put_cpu();
+	pd_ring_wake(att->sess);
+}
+
+/*
+ * Write one PERF_DEFER_RECORD_USER_DUMP for @att (layout in the uapi
+ * header): the registers of its sample_regs_user and the first
+ * dump_stack bytes of @d's stack.  Times and ids as pd_ring_emit().
+ * Task context only.
+ */
+void pd_ring_emit_dump(struct pd_attach *att, u64 cookie, const struct pd_dump *d,
+		       u64 min_local, u64 stream_id)
+{
+	u64 id[6], regs[24], word[2];
+	struct perf_event_header hdr;
+	unsigned int nid, nregs = 0;
+	u64 size = 0, dyn = 0;
+	struct pd_ring *r;
+	size_t len;
+	int cpu;
+
+	if (d->abi != PERF_SAMPLE_REGS_ABI_NONE) {
+		nregs = pd_dump_regs(d, att->regs_mask, regs);
+		size = min(att->dump_stack, d->size);
+		dyn = min_t(u64, d->dyn_size, size);
+	}
+
+	cpu = get_cpu();
+	nid = pd_sample_id(att, id, cpu, min_local, stream_id);
+	len = sizeof(hdr) + 2 * sizeof(u64) + nregs * sizeof(u64) + sizeof(u64) +
+	      (size ? size + sizeof(u64) : 0) + nid * sizeof(u64);
+	/* attach and SET_DUMP made sure it fits; never write a cut record */
+	if (WARN_ON_ONCE(len > 0xfff8))
+		goto out;
+	r = pd_ring_reserve(att, len, id, nid);
+	if (!r)
+		goto out;
+
+	hdr = (struct perf_event_header) {
+		.type = PERF_DEFER_RECORD_USER_DUMP,
+		.misc = PERF_RECORD_MISC_USER,
+		.size = len,
+	};
+	word[0] = cookie;
+	word[1] = d->abi;
+	pd_ring_put(r, &hdr, sizeof(hdr));
+	pd_ring_put(r, word, sizeof(word));
+	pd_ring_put(r, regs, nregs * sizeof(u64));
+	pd_ring_put(r, &size, sizeof(size));
+	if (size) {
+		pd_ring_put(r, d->stack, size);
+		pd_ring_put(r, &dyn, sizeof(dyn));
+	}
+	pd_ring_put(r, id, nid * sizeof(u64));
+	pd_ring_commit(r);
+out:
+	put_cpu();
+	pd_ring_wake(att->sess);
 }

@@ -143,6 +143,9 @@ static int pd_attach(struct pd_session *s, struct perf_event *event,
 	if (!(attr->sample_type & PERF_SAMPLE_CALLCHAIN) ||
 	    attr->exclude_callchain_user || !attr->sample_period)
 		return -EINVAL;
+	/* a dump needs registers to unwind from, and ones we can give */
+	if (s->dump_stack && !pd_dump_mask_valid(attr->sample_regs_user))
+		return -EINVAL;
 	if (s->nr_attached >= PD_MAX_ATTACH)
 		return -ENOSPC;
 	if (pd_attach_find(event))
@@ -165,6 +168,9 @@ static int pd_attach(struct pd_session *s, struct perf_event *event,
 	att->ns = get_pid_ns(event->ns);
 	att->clockid = attr->use_clockid ? attr->clockid : -1;
 	att->max_stack = attr->sample_max_stack ?: PERF_MAX_STACK_DEPTH;
+	att->dump_stack = s->dump_stack;
+	if (s->dump_stack)
+		att->regs_mask = attr->sample_regs_user;
 	refcount_inc(&s->ref);
 
 	list_add_tail(&att->list, &s->attaches);
@@ -238,8 +244,37 @@ static long pd_ioctl_set_ring(struct pd_session *s, void __user *uarg)
 	mutex_lock(&pd_lock);
 	if (s->rings)
 		ret = -EBUSY;
+	else if (s->dump_stack &&
+		 pd_dump_record_max(s->dump_stack) > (size_t)r.data_pages << PAGE_SHIFT)
+		ret = -EINVAL;	/* its dumps would never fit */
 	else
 		s->data_pages = r.data_pages;
+	mutex_unlock(&pd_lock);
+	return ret;
+}
+
+static long pd_ioctl_set_dump(struct pd_session *s, void __user *uarg)
+{
+	struct perf_defer_dump d;
+	u32 stack = 0;
+	int ret;
+
+	ret = pd_copy_arg(&d, uarg, sizeof(d));
+	if (ret)
+		return ret;
+	if (d.__reserved || (d.flags & ~PERF_DEFER_DUMP_REGS_STACK) ||
+	    d.stack_size > PERF_DEFER_DUMP_MAX_STACK)
+		return -EINVAL;
+	if (d.flags & PERF_DEFER_DUMP_REGS_STACK)
+		stack = round_up(d.stack_size ?: PERF_DEFER_DUMP_DEF_STACK, sizeof(u64));
+
+	mutex_lock(&pd_lock);
+	if (s->nr_attached)
+		ret = -EBUSY;
+	else if (stack && pd_dump_record_max(stack) > (size_t)s->data_pages << PAGE_SHIFT)
+		ret = -EINVAL;	/* a record larger than the ring: never cut it */
+	else
+		s->dump_stack = stack;
 	mutex_unlock(&pd_lock);
 	return ret;
 }
@@ -287,6 +322,8 @@ static long pd_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return pd_ioctl_set_ring(s, uarg);
 	case PERF_DEFER_IOC_GET_STATS:
 		return pd_ioctl_get_stats(uarg);
+	case PERF_DEFER_IOC_SET_DUMP:
+		return pd_ioctl_set_dump(s, uarg);
 	default:
 		return -ENOTTY;
 	}

@@ -26,7 +26,8 @@ static const char dump_usage[] =
 	"usage: perf-defer dump [-i FILE]\n"
 	"\n"
 	"Print every record of a perf.data file in the manner of 'perf report -D',\n"
-	"PERF_RECORD_CALLCHAIN_DEFERRED included, then the number of records of each type.\n"
+	"PERF_RECORD_CALLCHAIN_DEFERRED and perf-defer's USER_DUMP included, then the number\n"
+	"of records of each type.\n"
 	"\n"
 	"    -i, --input FILE    input file name (default: perf.data)\n"
 	"    -h, --help          show this help\n";
@@ -262,7 +263,7 @@ static int dump__event(struct dump *d, const struct perf_event_header *ev, __u64
 		ev->size, ev->type);
 	dump__raw(d, (const unsigned char *)ev, ev->size);
 
-	if (ev->type < PD_RECORD_USER_TYPE_START) {
+	if (ev->type < PD_RECORD_USER_TYPE_START || ev->type == PERF_DEFER_RECORD_USER_DUMP) {
 		a = pd_evlist__find(pd_reader__evlist(d->r), ev);
 		if (!a || pd_sample__parse(&a->attr, ev, &s))
 			return -EINVAL;
@@ -295,6 +296,17 @@ static int dump__event(struct dump *d, const struct perf_event_header *ev, __u64
 		fprintf(f, "(IP, 0x%x): %d/%d: %#" PRIx64 "\n", ev->misc, (int)s.pid, (int)s.tid,
 			(uint64_t)s.cookie);
 		dump__callchain(d, &s);
+		break;
+	case PERF_DEFER_RECORD_USER_DUMP:
+		/* the cookie, then user regs and stack as a dwarf sample shows them */
+		fprintf(f, "(IP, 0x%x): %d/%d: %#" PRIx64 "\n", ev->misc, (int)s.pid, (int)s.tid,
+			(uint64_t)s.cookie);
+		fprintf(f, "... user regs: mask %#" PRIx64 " ABI %s\n",
+			(uint64_t)a->attr.sample_regs_user,
+			s.user_regs_abi == 1 ? "32-bit" : s.user_regs_abi == 2 ? "64-bit" :
+			s.user_regs_abi ? "unknown" : "none");
+		fprintf(f, "... ustack: size %" PRIu64 " dyn_size %" PRIu64 "\n",
+			(uint64_t)s.user_stack_size, (uint64_t)s.user_stack_dyn_size);
 		break;
 	default:
 		dump__body(d, ev);

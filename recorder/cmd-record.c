@@ -70,10 +70,17 @@ static const char record_usage[] =
 	"                          without one, record until SIGINT (Ctrl-C)\n"
 	"    -o, --output <file>   output file (default perf.data)\n"
 	"    -g                    same as --call-graph fp,defer (the default)\n"
-	"        --call-graph <m>  fp,defer (deferred user callchains) or fp\n"
-	"        --keep-deferred   write the upstream deferred form (for perf >= 6.19)\n"
-	"                          instead of stitching the callchains\n"
-	"    -m, --mmap-pages <n>  data pages per buffer, a power of two (default 128)\n"
+	"        --call-graph <m>  fp,defer (deferred user callchains), fp,\n"
+	"                          dwarf,defer[,SIZE] (user registers and SIZE bytes of\n"
+	"                          user stack, default 8192, copied once per kernel entry\n"
+	"                          by the module; perf unwinds them with DWARF) or\n"
+	"                          dwarf[,SIZE] (perf's own in-NMI dump)\n"
+	"        --keep-deferred   write the deferred form instead of stitching: the\n"
+	"                          upstream one for fp,defer (for perf >= 6.19); for\n"
+	"                          dwarf,defer one dump per kernel entry, which only\n"
+	"                          'perf-defer stitch' and 'dump' read\n"
+	"    -m, --mmap-pages <n>  data pages per buffer, a power of two (default 128;\n"
+	"                          512 for perf's own dwarf dumps)\n"
 	"    -q, --quiet           no progress lines\n"
 	"    -v, --verbose         say what is opened and why\n"
 	"        --stats           print sample and callchain counts at the end\n"
@@ -116,9 +123,11 @@ struct record {
 	struct rec_evsel	evsel[REC_MAX_EVENTS];
 	unsigned int		nr_evsel;
 	__u64			freq, period;
-	bool			system_wide, defer, keep_deferred, quiet, stats;
+	bool			system_wide, defer, dwarf, keep_deferred, quiet, stats;
+	__u32			dump_size;	/* dwarf: bytes of user stack */
 	int			verbose;
 	unsigned int		mmap_pages;
+	bool			mmap_set;	/* -m given */
 	char			*cpu_list, *pid_list, *tid_list;
 	char			**argv;
 	int			argc, orig_argc;
@@ -189,6 +198,52 @@ static int rec_parse_u64(const char *opt, const char *arg, __u64 *val)
 	return 0;
 }
 
+/*
+ * fp,defer, fp, dwarf,defer[,SIZE] or dwarf[,SIZE]; SIZE as perf takes it
+ * (rounded up to 8 bytes), up to what one module record holds.
+ */
+static int rec_parse_call_graph(struct record *rec, const char *arg)
+{
+	const char *size = NULL;
+	unsigned long long v;
+	char *end;
+
+	rec->dwarf = false;
+	rec->dump_size = PD_DWARF_STACK_SIZE;
+	if (!strcmp(arg, "fp,defer")) {
+		rec->defer = true;
+		return 0;
+	}
+	if (!strcmp(arg, "fp")) {
+		rec->defer = false;
+		return 0;
+	}
+	if (!strncmp(arg, "dwarf,defer", 11) && (!arg[11] || arg[11] == ',')) {
+		rec->defer = true;
+		size = arg[11] ? arg + 12 : NULL;
+	} else if (!strncmp(arg, "dwarf", 5) && (!arg[5] || arg[5] == ',')) {
+		rec->defer = false;
+		size = arg[5] ? arg + 6 : NULL;
+	} else {
+		pr_err("--call-graph: '%s' is not supported (fp,defer, fp, dwarf,defer[,SIZE] or dwarf[,SIZE])",
+		       arg);
+		return -1;
+	}
+	rec->dwarf = true;
+	if (!size)
+		return 0;
+	errno = 0;
+	v = strtoull(size, &end, 0);
+	if (errno || end == size || *end || !v || size[0] == '-' ||
+	    v > PERF_DEFER_DUMP_MAX_STACK) {
+		pr_err("--call-graph: dump size '%s' is not a number in 1..%d", size,
+		       PERF_DEFER_DUMP_MAX_STACK);
+		return -1;
+	}
+	rec->dump_size = (v + 7) & ~7ULL;
+	return 0;
+}
+
 static int record__parse_options(struct record *rec, int argc, char **argv)
 {
 	enum { OPT_CALL_GRAPH = 256, OPT_KEEP, OPT_STATS };
@@ -215,6 +270,7 @@ static int record__parse_options(struct record *rec, int argc, char **argv)
 
 	rec->output = "perf.data";
 	rec->defer = true;
+	rec->dump_size = PD_DWARF_STACK_SIZE;
 	rec->mmap_pages = 128;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+e:F:c:aC:p:t:o:gm:qvh", options, NULL)) != -1) {
@@ -249,16 +305,11 @@ static int record__parse_options(struct record *rec, int argc, char **argv)
 			break;
 		case 'g':
 			rec->defer = true;
+			rec->dwarf = false;
 			break;
 		case OPT_CALL_GRAPH:
-			if (!strcmp(optarg, "fp,defer")) {
-				rec->defer = true;
-			} else if (!strcmp(optarg, "fp")) {
-				rec->defer = false;
-			} else {
-				pr_err("--call-graph: '%s' is not supported (fp,defer or fp)", optarg);
+			if (rec_parse_call_graph(rec, optarg))
 				return EXIT_USAGE;
-			}
 			break;
 		case OPT_KEEP:
 			rec->keep_deferred = true;
@@ -272,6 +323,7 @@ static int record__parse_options(struct record *rec, int argc, char **argv)
 				return EXIT_USAGE;
 			}
 			rec->mmap_pages = val;
+			rec->mmap_set = true;
 			break;
 		case 'q':
 			rec->quiet = true;
@@ -308,7 +360,7 @@ static int record__parse_options(struct record *rec, int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (rec->keep_deferred && !rec->defer) {
-		pr_err("--keep-deferred needs --call-graph fp,defer");
+		pr_err("--keep-deferred needs --call-graph fp,defer or dwarf,defer");
 		return EXIT_USAGE;
 	}
 	if (!rec->freq && !rec->period)
@@ -379,6 +431,22 @@ static void rec_attr_init(struct record *rec, struct rec_evsel *es, bool trackin
 	}
 	if (rec->path == PATH_NATIVE) {
 		pd_attr__set_defer(attr, true, tracking);
+	}
+	if (rec->dwarf) {
+		/*
+		 * As perf record --call-graph dwarf.  For the module the
+		 * sample_type bits stay off: the kernel then ignores both
+		 * fields, and the session's dumps fill them in (see
+		 * pd_attr__user_dump()).
+		 */
+		attr->sample_regs_user = PD_DWARF_REGS_MASK;
+		attr->sample_stack_user = rec->dump_size;
+		/* the unwinder reads .eh_frame through the maps not executable */
+		attr->mmap_data = tracking;
+		if (rec->path == PATH_FP) {
+			attr->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+			attr->exclude_callchain_user = 1;
+		}
 	}
 }
 
@@ -585,10 +653,37 @@ static int rec_module_open(struct record *rec)
 	}
 	ring.data_pages = rec->mmap_pages > PERF_DEFER_RING_MAX_PAGES ?
 			  PERF_DEFER_RING_MAX_PAGES : rec->mmap_pages;
+	/*
+	 * Dumps are big: room for 256 of them per CPU between two reads
+	 * (every 100 ms at least), within the module's limit.
+	 */
+	while (rec->dwarf && ring.data_pages < PERF_DEFER_RING_MAX_PAGES &&
+	       (size_t)ring.data_pages * getpagesize() < 256 * (rec->dump_size + 512))
+		ring.data_pages *= 2;
 	if (ioctl(fd, PERF_DEFER_IOC_SET_RING, &ring)) {
 		pr_err("PERF_DEFER_IOC_SET_RING: %s", strerror(errno));
 		close(fd);
 		return -EPROTO;
+	}
+	if (rec->dwarf) {
+		struct perf_defer_dump d = {
+			.size = sizeof(d), .flags = PERF_DEFER_DUMP_REGS_STACK,
+			.stack_size = rec->dump_size,
+		};
+
+		if (v.minor < 1) {
+			pr_err("warning: module ABI %u.%u has no dumps for dwarf,defer (needs 1.1); recording with --call-graph dwarf",
+			       v.major, v.minor);
+			close(fd);
+			return -ENOSYS;
+		}
+		if (ioctl(fd, PERF_DEFER_IOC_SET_DUMP, &d)) {
+			pr_err("PERF_DEFER_IOC_SET_DUMP of %u bytes: %s%s", d.stack_size,
+			       strerror(errno), errno == EINVAL ?
+			       " (a dump must fit in the ring: raise --mmap-pages)" : "");
+			close(fd);
+			return -EPROTO;
+		}
 	}
 	rec->ring_len = (size_t)(1 + ring.data_pages) * getpagesize();
 	rec->dev = fd;
@@ -604,7 +699,8 @@ static int rec_choose_path(struct record *rec)
 		rec->path = PATH_FP;
 		return 0;
 	}
-	if (!event__probe(true)) {
+	/* the kernel defers frame-pointer chains only */
+	if (!rec->dwarf && !event__probe(true)) {
 		rec->path = PATH_NATIVE;
 		if (rec->verbose)
 			fprintf(stderr, "using the kernel's native deferred callchains\n");
@@ -619,12 +715,20 @@ static int rec_choose_path(struct record *rec)
 	}
 	if (err == -EPROTO)
 		return -1;
-	if (err == -EACCES || err == -EPERM)
-		pr_err("warning: cannot open %s: %s (root only); recording with --call-graph fp",
-		       PERF_DEFER_DEVICE_PATH, strerror(-err));
-	else
+	if (err == -ENOSYS) {
+		/* rec_module_open() said why */
+	} else if (err == -EACCES || err == -EPERM) {
+		pr_err("warning: cannot open %s: %s (root only); recording with --call-graph %s",
+		       PERF_DEFER_DEVICE_PATH, strerror(-err), rec->dwarf ? "dwarf" : "fp");
+	} else if (rec->dwarf) {
+		pr_err("warning: no deferred dumps here (module perf_defer not loaded: 'modprobe perf_defer'); recording with --call-graph dwarf");
+	} else {
 		pr_err("warning: no deferred callchains here (kernel < 6.19 and module perf_defer not loaded: 'modprobe perf_defer'); recording with --call-graph fp");
+	}
 	rec->path = PATH_FP;
+	/* perf's own dumps are in the samples: nothing is deferred */
+	if (rec->dwarf)
+		rec->keep_deferred = false;
 	return 0;
 }
 
@@ -751,7 +855,8 @@ static int rec_read_ring(struct record *rec, char *data, __u64 size,
 		h = (void *)buf;
 		if (h->type == PERF_RECORD_SAMPLE)
 			rec->samples++;
-		else if (h->type == PERF_DEFER_RECORD_CALLCHAIN_DEFERRED)
+		else if (h->type == PERF_DEFER_RECORD_CALLCHAIN_DEFERRED ||
+			 h->type == PERF_DEFER_RECORD_USER_DUMP)
 			rec->records++;
 		else if (h->type == PERF_RECORD_LOST && len >= 24)
 			*(module ? &rec->lost_records : &rec->lost) += buf[2];
@@ -861,7 +966,7 @@ static int rec_synthesize(struct record *rec)
 	if (ret)
 		return ret;
 	if (rec->system_wide)
-		return pd_synth_all(rec_emit_direct, rec, REC_ID_WORDS);
+		return pd_synth_all(rec_emit_direct, rec, REC_ID_WORDS, rec->dwarf);
 	if (!rec->pid_list && !rec->tid_list)
 		return 0;	/* the workload's maps come with its exec */
 	n = rec_parse_pids("-p", rec->pid_list ?: rec->tid_list, &pids);
@@ -872,7 +977,7 @@ static int rec_synthesize(struct record *rec)
 			tid = pids[i];
 			pid = rec_tgid(tid);
 		}
-		ret = pd_synth_process(rec_emit_direct, rec, REC_ID_WORDS, pid, tid);
+		ret = pd_synth_process(rec_emit_direct, rec, REC_ID_WORDS, pid, tid, rec->dwarf);
 	}
 	free(pids);
 	return ret;
@@ -1004,6 +1109,8 @@ static int rec_setup_output(struct record *rec)
 		attr.watermark = 0;
 		attr.wakeup_watermark = 0;
 		pd_attr__set_defer(&attr, rec->keep_deferred, rec->keep_deferred && i == 0);
+		if (!rec->keep_deferred)
+			pd_attr__stitch_user_dump(&attr);
 		ret = pd_writer__add_attr(rec->w, &attr, rec->evsel[i].ids,
 					  rec->evsel[i].nr_ids, rec->evsel[i].def->name);
 		if (ret)
@@ -1115,6 +1222,9 @@ int cmd_record(int argc, char **argv)
 
 	if (rec_choose_path(&rec))
 		goto fail;
+	/* perf's own dwarf dumps fill 128 pages in 15 samples */
+	if (rec.dwarf && rec.path == PATH_FP && !rec.mmap_set)
+		rec.mmap_pages = 512;
 	if (rec.argc && (err_fd = rec_fork_workload(&rec, &go_fd)) < 0)
 		goto fail;
 	if (rec_open_events(&rec))

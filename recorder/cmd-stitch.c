@@ -2,8 +2,9 @@
 /*
  * perf-defer stitch - turn a deferred-form perf.data into a stitched one
  *
- * The input is a file of perf-defer record --keep-deferred, or one that
- * perf >= 6.19 wrote with --call-graph fp,defer on a native kernel.  perf
+ * The input is a file of perf-defer record --keep-deferred (fp,defer or
+ * dwarf,defer), or one that perf >= 6.19 wrote with --call-graph fp,defer
+ * on a native kernel.  perf
  * writes each CPU's buffer as it comes, unsorted across CPUs, and a
  * FINISHED_ROUND after each pass over the buffers; the records are sorted
  * the way perf's ordered_events does (at each FINISHED_ROUND, the records
@@ -12,8 +13,10 @@
  * sorted whole.
  *
  * The output is what perf 6.1 reads: attrs without defer_callchain and
- * defer_output, no CALLCHAIN_DEFERRED records, no record types it does
- * not know, and the input's feature sections that describe the machine
+ * defer_output, no CALLCHAIN_DEFERRED or USER_DUMP records (a dwarf,defer
+ * file's samples get the registers and stack of their dump, as perf
+ * record --call-graph dwarf writes them), no record types it does not
+ * know, and the input's feature sections that describe the machine
  * and the recording.
  */
 #include <errno.h>
@@ -35,8 +38,10 @@ static const char stitch_usage[] =
 	"\n"
 	"Turn a deferred-form perf.data (perf-defer record --keep-deferred, or perf >= 6.19\n"
 	"record --call-graph fp,defer) into a stitched one that any perf reads: each sample\n"
-	"gets its deferred user callchain as an ordinary PERF_CONTEXT_USER part.  Samples\n"
-	"whose user callchain never came keep their kernel part.\n"
+	"gets its deferred user callchain as an ordinary PERF_CONTEXT_USER part, or, from\n"
+	"a dwarf,defer recording, the user registers and stack of its kernel entry's dump\n"
+	"(as perf record --call-graph dwarf).  Samples whose user part never came keep\n"
+	"their kernel part.\n"
 	"\n"
 	"    -i, --input FILE    input file name (default: perf.data)\n"
 	"    -o, --output FILE   output file name\n"
@@ -166,6 +171,8 @@ static int sorter__event(struct sorter *so, const struct pd_reader *r,
 		so->next_flush = so->max_time;
 		return err ? err : pd_stitch__event(so->st, ev, ev->size);
 	}
+	if (ev->type == PERF_DEFER_RECORD_USER_DUMP)
+		goto queue;	/* the stitcher takes it, in time order */
 	if ((ev->type > PERF_DEFER_RECORD_CALLCHAIN_DEFERRED && ev->type < PD_RECORD_USER_TYPE_START) ||
 	    ev->type >= PD_RECORD_HEADER_MAX_6_1 || ev->type == PD_RECORD_AUXTRACE ||
 	    ev->type == PD_RECORD_AUXTRACE_INFO || ev->type == PD_RECORD_AUXTRACE_ERROR ||
@@ -176,6 +183,7 @@ static int sorter__event(struct sorter *so, const struct pd_reader *r,
 	}
 	if (ev->type >= PD_RECORD_USER_TYPE_START)
 		return pd_stitch__event(so->st, ev, ev->size);	/* perf: right away */
+queue:
 	if (record__time(r, ev, &time))
 		return -EINVAL;
 	/* perf delivers records without a time right away */
@@ -221,9 +229,11 @@ int stitch__reader(struct pd_reader *r, struct pd_writer *w, struct pd_stitch_st
 		if (a->cut && !quiet)
 			fprintf(stderr, "perf-defer: %s: warning: attr %u (%s): fields newer than this perf-defer were dropped\n",
 				pd_cmd ? pd_cmd : "stitch", i, a->name ? a->name : "unnamed");
-		err = pd_writer__add_attr(w, &attr, a->ids, a->nr_ids, a->name);
+		err = pd_stitch__add_attr(so.st, &attr, a->ids, a->nr_ids);
+		/* dwarf,defer: registers and stack in every stitched sample */
+		pd_attr__stitch_user_dump(&attr);
 		if (!err)
-			err = pd_stitch__add_attr(so.st, &attr, a->ids, a->nr_ids);
+			err = pd_writer__add_attr(w, &attr, a->ids, a->nr_ids, a->name);
 	}
 
 	while (!err && (ret = pd_reader__next(r, &ev)) > 0) {

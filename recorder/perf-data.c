@@ -129,6 +129,8 @@ static const char *const event_names[PD_RECORD_HEADER_MAX_KNOWN] = {
 
 const char *pd_event__name(__u32 type)
 {
+	if (type == PERF_DEFER_RECORD_USER_DUMP)
+		return "USER_DUMP";
 	if (type >= PD_RECORD_HEADER_MAX_KNOWN || !event_names[type])
 		return "UNKNOWN";
 	return event_names[type];
@@ -533,6 +535,27 @@ static int parse_regs(struct cursor *c, __u64 mask, __u64 *abi, __u32 *nr, const
 	return skip(c, *nr, 8, what);
 }
 
+/* PERF_SAMPLE_STACK_USER: size, data[size], dyn_size (when size != 0) */
+static int parse_ustack(struct cursor *c, struct pd_sample *s)
+{
+	if (take64(c, &s->user_stack_size, "user stack size"))
+		return -EFAULT;
+	if (!s->user_stack_size)
+		return 0;
+	if (s->user_stack_size % 8)
+		return cursor__fail(c, "user stack (size not a multiple of 8)");
+	if (skip(c, s->user_stack_size, 1, "user stack") ||
+	    take64(c, &s->user_stack_dyn_size, "user stack dyn_size"))
+		return -EFAULT;
+	if (s->user_stack_dyn_size > s->user_stack_size) {
+		pd_set_error("%s: user stack dyn_size %" PRIu64 " > size %" PRIu64,
+			     pd_event__name(c->type), (uint64_t)s->user_stack_dyn_size,
+			     (uint64_t)s->user_stack_size);
+		return -EFAULT;
+	}
+	return 0;
+}
+
 int pd_sample__parse(const struct perf_event_attr *attr, const void *event,
 		     struct pd_sample *s)
 {
@@ -556,6 +579,22 @@ int pd_sample__parse(const struct perf_event_attr *attr, const void *event,
 		if (skip(&c, s->nr, 8, "ips"))
 			return -EFAULT;
 		s->callchain = (const __u64 *)((const char *)event + 24);
+		s->deferred = true;
+		s->end = c.off;
+		if (attr->sample_id_all)
+			return parse_id_sample(attr, &c, c.off, s);
+		return 0;
+	}
+	if (h.type == PERF_DEFER_RECORD_USER_DUMP) {
+		/* cookie, then perf's REGS_USER and STACK_USER fields */
+		if (take64(&c, &s->cookie, "cookie"))
+			return -EFAULT;
+		s->regs_user_offset = c.off;
+		if (parse_regs(&c, attr->sample_regs_user, &s->user_regs_abi, &s->nr_user_regs,
+			       "user regs") ||
+		    parse_ustack(&c, s))
+			return -EFAULT;
+		s->regs_stack_size = c.off - s->regs_user_offset;
 		s->deferred = true;
 		s->end = c.off;
 		if (attr->sample_id_all)
@@ -630,26 +669,13 @@ int pd_sample__parse(const struct perf_event_attr *attr, const void *event,
 		    skip(&c, s->branch_nr, 8, "branch stack counters"))
 			return -EFAULT;
 	}
+	s->regs_user_offset = c.off;
 	if ((type & PERF_SAMPLE_REGS_USER) &&
 	    parse_regs(&c, attr->sample_regs_user, &s->user_regs_abi, &s->nr_user_regs, "user regs"))
 		return -EFAULT;
-	if (type & PERF_SAMPLE_STACK_USER) {
-		if (take64(&c, &s->user_stack_size, "user stack size"))
-			return -EFAULT;
-		if (s->user_stack_size) {
-			if (s->user_stack_size % 8)
-				return cursor__fail(&c, "user stack (size not a multiple of 8)");
-			if (skip(&c, s->user_stack_size, 1, "user stack") ||
-			    take64(&c, &s->user_stack_dyn_size, "user stack dyn_size"))
-				return -EFAULT;
-			if (s->user_stack_dyn_size > s->user_stack_size) {
-				pd_set_error("PERF_RECORD_SAMPLE: user stack dyn_size %" PRIu64 " > size %" PRIu64,
-					     (uint64_t)s->user_stack_dyn_size,
-					     (uint64_t)s->user_stack_size);
-				return -EFAULT;
-			}
-		}
-	}
+	if ((type & PERF_SAMPLE_STACK_USER) && parse_ustack(&c, s))
+		return -EFAULT;
+	s->regs_stack_size = c.off - s->regs_user_offset;
 	if ((type & (PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT)) &&
 	    take64(&c, &s->weight, "weight"))
 		return -EFAULT;

@@ -159,6 +159,39 @@ static inline void pd_attr__set_defer(struct perf_event_attr *attr, bool callcha
 	pd_attr__set_flags(attr, word);
 }
 
+/*
+ * perf record --call-graph dwarf's x86-64 register mask (AX..SS, R8..R15;
+ * not DS, ES, FS, GS) and its default stack dump size.
+ */
+#define PD_DWARF_REGS_MASK	0xff0fffULL
+#define PD_DWARF_STACK_SIZE	8192
+
+/*
+ * An attr whose samples get their user registers and stack from
+ * PERF_DEFER_RECORD_USER_DUMP records (record --call-graph dwarf,defer):
+ * sample_regs_user and sample_stack_user say what the dumps hold, while
+ * sample_type has neither PERF_SAMPLE_REGS_USER nor PERF_SAMPLE_STACK_USER.
+ */
+static inline bool pd_attr__user_dump(const struct perf_event_attr *attr)
+{
+	return (attr->sample_type & PERF_SAMPLE_CALLCHAIN) && attr->sample_regs_user &&
+	       attr->sample_stack_user &&
+	       !(attr->sample_type & (PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER));
+}
+
+/*
+ * The attr of such samples once stitched: as perf record --call-graph
+ * dwarf opens its events, registers and stack in every sample and no user
+ * part in the callchain.  Other attrs are left as they are.
+ */
+static inline void pd_attr__stitch_user_dump(struct perf_event_attr *attr)
+{
+	if (!pd_attr__user_dump(attr))
+		return;
+	attr->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+	attr->exclude_callchain_user = 1;
+}
+
 /* Clear defer_callchain and defer_output: attrs of a stitched file. */
 static inline void pd_attr__clear_defer(struct perf_event_attr *attr)
 {
@@ -349,7 +382,7 @@ struct pd_sample {
 	const __u64 *callchain;		/* NULL when absent */
 	__u64 nr;
 	size_t callchain_offset;	/* of the nr field, bytes into the record */
-	/* callchain ends with PERF_CONTEXT_USER_DEFERRED, cookie; or record 22 */
+	/* callchain ends with PERF_CONTEXT_USER_DEFERRED, cookie; or record 22 or USER_DUMP */
 	bool deferred;
 	__u64 cookie;
 	/* PERF_SAMPLE_RAW */
@@ -357,7 +390,13 @@ struct pd_sample {
 	__u32 raw_size;
 	/* PERF_SAMPLE_BRANCH_STACK (entries skipped) */
 	__u64 branch_nr;
-	/* PERF_SAMPLE_REGS_USER, PERF_SAMPLE_STACK_USER (skipped) */
+	/*
+	 * PERF_SAMPLE_REGS_USER, PERF_SAMPLE_STACK_USER (skipped).  In a
+	 * sample, regs_user_offset is where they are or would go; in a
+	 * USER_DUMP record, [regs_user_offset, + regs_stack_size) holds
+	 * them as a sample would (abi, regs, size, data, dyn_size).
+	 */
+	size_t regs_user_offset, regs_stack_size;
 	__u64 user_regs_abi;
 	__u32 nr_user_regs;
 	__u64 user_stack_size, user_stack_dyn_size;
@@ -373,7 +412,8 @@ struct pd_sample {
 /*
  * Parse a PERF_RECORD_SAMPLE by attr's sample_type, the sample_id of any
  * other record when attr has sample_id_all, and the body of
- * CALLCHAIN_DEFERRED.  Every length is checked.  0, or -EFAULT with a
+ * CALLCHAIN_DEFERRED and USER_DUMP (its registers by attr's
+ * sample_regs_user).  Every length is checked.  0, or -EFAULT with a
  * pd_error().
  */
 int pd_sample__parse(const struct perf_event_attr *attr, const void *event,

@@ -24,6 +24,17 @@ struct node {
 	__u64 cookie;
 	size_t cc_off;		/* held: offset of the callchain nr */
 	__u64 cc_nr;
+	bool dump;		/* its attr takes USER_DUMP records */
+	size_t ru_off;		/* dump: where REGS_USER goes */
+};
+
+/* What a CALLCHAIN_DEFERRED or USER_DUMP record gives its samples. */
+struct payload {
+	const unsigned char *ips;	/* CALLCHAIN_DEFERRED: nr ips */
+	__u64 nr;
+	const unsigned char *dump;	/* USER_DUMP: abi ... dyn_size, len bytes */
+	size_t len;
+	size_t stack_off;		/* offset of the stack size in dump */
 };
 
 /* The held samples of one tid, oldest first. */
@@ -47,6 +58,14 @@ struct pd_stitch {
 static void wr64(void *p, __u64 v)
 {
 	memcpy(p, &v, sizeof(v));
+}
+
+static __u32 rdhdr_type(const void *event)
+{
+	struct perf_event_header h;
+
+	memcpy(&h, event, sizeof(h));
+	return h.type;
 }
 
 struct pd_stitch *pd_stitch__new(struct pd_writer *out)
@@ -245,16 +264,97 @@ static int stitch__pass(struct pd_stitch *s, const void *event, size_t size)
 }
 
 /*
+ * A sample of a USER_DUMP attr, stitched: the callchain without its
+ * USER_DEFERRED, cookie pair (when @pair), and at @ru_off the registers
+ * and stack of @p (abi 0 and stack size 0 without a dump), its stack cut
+ * to what fits in a record, as the kernel cuts sample_stack_user.
+ * Returns the new record (malloc'ed) and its size, or NULL.
+ */
+static unsigned char *dump__rewrite(struct pd_stitch *s, const unsigned char *ev, size_t size,
+				    size_t cc_off, __u64 cc_nr, bool pair, size_t ru_off,
+				    const struct payload *p, size_t *out_size)
+{
+	static const __u64 none[2];	/* abi NONE, stack size 0 */
+	size_t cut = pair ? 16 : 0, tail_off = cc_off + 8 + cc_nr * 8, len = sizeof(none);
+	const unsigned char *dump = (const unsigned char *)none;
+	__u64 stack = 0, dyn = 0, keep;
+	struct perf_event_header h;
+	unsigned char *out, *o;
+
+	if (p && p->dump) {
+		dump = p->dump;
+		len = p->len;
+		stack = rd64(dump + p->stack_off);
+		if (stack)
+			dyn = rd64(dump + p->stack_off + 8 + stack);
+	}
+	keep = stack;
+	if (size - cut + len > PD_MAX_EVENT_SIZE) {
+		__u64 over = size - cut + len - PD_MAX_EVENT_SIZE;
+
+		if (!stack || over > stack + 8) {
+			pd_set_error("stitch: a sample of %zu bytes has no room for its user registers",
+				     size);
+			s->err = -EINVAL;
+			return NULL;
+		}
+		keep = over < stack ? (stack - over) & ~7ULL : 0;
+		len = p->stack_off + 8 + (keep ? keep + 8 : 0);
+		s->st.truncated++;
+	}
+	*out_size = size - cut + len;
+	out = o = malloc(*out_size);
+	if (!out)
+		return NULL;
+	memcpy(o, ev, cc_off);
+	o += cc_off;
+	wr64(o, cc_nr - cut / 8);
+	o += 8;
+	memcpy(o, ev + cc_off + 8, (cc_nr - cut / 8) * 8);
+	o += (cc_nr - cut / 8) * 8;
+	memcpy(o, ev + tail_off, ru_off - tail_off);
+	o += ru_off - tail_off;
+	if (keep == stack) {
+		memcpy(o, dump, len);
+		o += len;
+	} else {
+		memcpy(o, dump, p->stack_off);
+		o += p->stack_off;
+		wr64(o, keep);
+		o += 8;
+		if (keep) {
+			memcpy(o, dump + p->stack_off + 8, keep);
+			o += keep;
+			wr64(o, dyn < keep ? dyn : keep);
+			o += 8;
+		}
+	}
+	memcpy(o, ev + ru_off, size - ru_off);
+	memcpy(&h, out, sizeof(h));
+	h.size = (__u16)*out_size;
+	memcpy(out, &h, sizeof(h));
+	return out;
+}
+
+/*
  * Rewrite a held sample: the USER_DEFERRED, cookie pair becomes
  * PERF_CONTEXT_USER, ips[0..nr) (nothing when ips is NULL or nr is 0).
  */
-static int node__rewrite(struct pd_stitch *s, struct node *n, const unsigned char *ips, __u64 nr)
+static int node__rewrite(struct pd_stitch *s, struct node *n, const struct payload *pl)
 {
+	const unsigned char *ips = pl ? pl->ips : NULL;
+	__u64 nr = pl ? pl->nr : 0;
 	size_t base = n->size - 16, tail_off = n->cc_off + 8 + n->cc_nr * 8, size;
 	__u64 kern = n->cc_nr - 2, add = ips && nr ? nr + 1 : 0;
 	unsigned char *p, *ev = (unsigned char *)n->ev;
 	struct perf_event_header h;
 
+	if (n->dump) {
+		p = dump__rewrite(s, ev, n->size, n->cc_off, n->cc_nr, true, n->ru_off, pl, &size);
+		if (!p)
+			return s->err ? s->err : (s->err = -ENOMEM);
+		goto done;
+	}
 	if (add && base + add * 8 > PD_MAX_EVENT_SIZE) {
 		__u64 room = (PD_MAX_EVENT_SIZE - base) / 8;
 
@@ -276,7 +376,7 @@ static int node__rewrite(struct pd_stitch *s, struct node *n, const unsigned cha
 	memcpy(&h, p, sizeof(h));
 	h.size = (__u16)size;
 	memcpy(p, &h, sizeof(h));
-
+done:
 	s->pending = s->pending - n->size + size;
 	free(n->ev);
 	n->ev = (__u64 *)p;
@@ -285,11 +385,12 @@ static int node__rewrite(struct pd_stitch *s, struct node *n, const unsigned cha
 }
 
 /*
- * Release the held samples of tid: those with cookie get ips (when ips is
- * not NULL), the others are unmatched.  Returns how many matched.
+ * Release the held samples of tid: those with cookie get what p gives
+ * (when p is not NULL and of their kind: ips for a callchain, a dump for
+ * a USER_DUMP attr), the others are unmatched.  Returns how many matched.
  */
 static __u64 stitch__release(struct pd_stitch *s, __u32 tid, __u64 cookie,
-			     const unsigned char *ips, __u64 nr, bool evict)
+			     const struct payload *p, bool evict)
 {
 	struct tidq **pp = tidq__slot(s, tid), *q = *pp;
 	__u64 matched = 0;
@@ -297,12 +398,12 @@ static __u64 stitch__release(struct pd_stitch *s, __u32 tid, __u64 cookie,
 	if (!q)
 		return 0;
 	for (struct node *n = q->first; n; n = n->tnext) {
-		if (ips && n->cookie == cookie) {
-			node__rewrite(s, n, ips, nr);
+		if (p && n->cookie == cookie && n->dump == !!p->dump) {
+			node__rewrite(s, n, p);
 			s->st.stitched++;
 			matched++;
 		} else {
-			node__rewrite(s, n, NULL, 0);
+			node__rewrite(s, n, NULL);
 			s->st.unmatched++;
 			if (evict)
 				s->st.evicted++;
@@ -320,7 +421,7 @@ static void stitch__evict(struct pd_stitch *s)
 {
 	while (s->pending > s->max_pending && s->head && !s->err) {
 		if (s->head->held)
-			stitch__release(s, s->head->tid, 0, NULL, 0, true);
+			stitch__release(s, s->head->tid, 0, NULL, true);
 		stitch__drain(s);
 	}
 }
@@ -334,6 +435,18 @@ static int stitch__sample(struct pd_stitch *s, const void *event, size_t size)
 	s->st.samples++;
 	if (!a || pd_sample__parse(&a->attr, event, &smp))
 		return -EINVAL;
+	if (!smp.deferred && pd_attr__user_dump(&a->attr)) {
+		/* not deferred (an in-NMI walk, kept): no registers, no stack */
+		unsigned char *p = dump__rewrite(s, event, size, smp.callchain_offset, smp.nr,
+						 false, smp.regs_user_offset, NULL, &size);
+		int err;
+
+		if (!p)
+			return s->err ? s->err : (s->err = -ENOMEM);
+		err = stitch__pass(s, p, size);
+		free(p);
+		return err;
+	}
 	if (!smp.deferred)
 		return stitch__pass(s, event, size);
 	s->st.deferred++;
@@ -345,6 +458,8 @@ static int stitch__sample(struct pd_stitch *s, const void *event, size_t size)
 	n->cookie = smp.cookie;
 	n->cc_off = smp.callchain_offset;
 	n->cc_nr = smp.nr;
+	n->dump = pd_attr__user_dump(&a->attr);
+	n->ru_off = smp.regs_user_offset;
 	if (tidq__hold(s, n)) {
 		free(n->ev);
 		free(n);
@@ -355,16 +470,25 @@ static int stitch__sample(struct pd_stitch *s, const void *event, size_t size)
 	return s->err;
 }
 
+/* A CALLCHAIN_DEFERRED or USER_DUMP record: its samples get it. */
 static int stitch__deferred(struct pd_stitch *s, const void *event)
 {
 	const struct pd_attr *a = pd_evlist__find(s->el, event);
+	struct payload p = { };
 	struct pd_sample smp;
 
 	s->st.records++;
 	if (!a || pd_sample__parse(&a->attr, event, &smp))
 		return -EINVAL;
-	if (!stitch__release(s, smp.tid, smp.cookie, (const unsigned char *)event + 24,
-			     smp.nr, false))
+	if (rdhdr_type(event) == PERF_DEFER_RECORD_USER_DUMP) {
+		p.dump = (const unsigned char *)event + smp.regs_user_offset;
+		p.len = smp.regs_stack_size;
+		p.stack_off = 8 + (smp.user_regs_abi ? smp.nr_user_regs * 8 : 0);
+	} else {
+		p.ips = (const unsigned char *)event + 24;
+		p.nr = smp.nr;
+	}
+	if (!stitch__release(s, smp.tid, smp.cookie, &p, false))
 		s->st.orphan_records++;
 	return stitch__drain(s);
 }
@@ -388,11 +512,12 @@ int pd_stitch__event(struct pd_stitch *s, const void *event, size_t size)
 	case PERF_RECORD_SAMPLE:
 		return stitch__sample(s, event, size);
 	case PERF_DEFER_RECORD_CALLCHAIN_DEFERRED:
+	case PERF_DEFER_RECORD_USER_DUMP:
 		return stitch__deferred(s, event);
 	case PERF_RECORD_EXIT:
 		/* { pid, ppid, tid, ptid, time }: no record can come after exit */
 		if (size >= 32)
-			stitch__release(s, (__u32)rd64((const char *)event + 16), 0, NULL, 0, false);
+			stitch__release(s, (__u32)rd64((const char *)event + 16), 0, NULL, false);
 		stitch__drain(s);
 		break;
 	case PERF_RECORD_LOST:
@@ -410,7 +535,7 @@ int pd_stitch__finish(struct pd_stitch *s, struct pd_stitch_stats *st)
 {
 	for (size_t i = 0; i < s->nr_buckets && !s->err; i++) {
 		while (s->buckets[i])
-			stitch__release(s, s->buckets[i]->tid, 0, NULL, 0, false);
+			stitch__release(s, s->buckets[i]->tid, 0, NULL, false);
 	}
 	stitch__drain(s);
 	if (st)

@@ -92,7 +92,8 @@ static int synth_comm(pd_deliver_fn emit, void *arg, unsigned int id_words,
 	return synth_finish(&b, comm, id_words, PERF_RECORD_COMM, 0, emit, arg);
 }
 
-static int synth_maps(pd_deliver_fn emit, void *arg, unsigned int id_words, pid_t pid)
+static int synth_maps(pd_deliver_fn emit, void *arg, unsigned int id_words, pid_t pid,
+		      bool data)
 {
 	char path[64], line[PATH_MAX + 128], perms[8], file[PATH_MAX];
 	unsigned long long start, end, pgoff, ino;
@@ -112,8 +113,9 @@ static int synth_maps(pd_deliver_fn emit, void *arg, unsigned int id_words, pid_
 		file[0] = 0;
 		n = sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %4095[^\n]", &start, &end,
 			   perms, &pgoff, &maj, &min, &ino, file);
-		if (n < 7 || perms[2] != 'x')
-			continue;	/* perf report needs the executable maps */
+		/* perf report needs the executable maps; DWARF unwinding the rest */
+		if (n < 7 || (perms[2] != 'x' && !data))
+			continue;
 		if (n == 7 || !file[0])
 			strcpy(file, "//anon");
 		m[0] = start;
@@ -124,15 +126,15 @@ static int synth_maps(pd_deliver_fn emit, void *arg, unsigned int id_words, pid_
 		inos[0] = ino;
 		inos[1] = 0;
 		pf[0] = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) |
-			PROT_EXEC;
+			(perms[2] == 'x' ? PROT_EXEC : 0);
 		pf[1] = perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
 		synth_put(&b, ids, sizeof(ids));
 		synth_put(&b, m, sizeof(m));
 		synth_put(&b, devs, sizeof(devs));
 		synth_put(&b, inos, sizeof(inos));
 		synth_put(&b, pf, sizeof(pf));
-		ret = synth_finish(&b, file, id_words, PERF_RECORD_MMAP2,
-				   PERF_RECORD_MISC_USER, emit, arg);
+		ret = synth_finish(&b, file, id_words, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER |
+				   (perms[2] == 'x' ? 0 : PERF_RECORD_MISC_MMAP_DATA), emit, arg);
 	}
 	fclose(f);
 	return ret;
@@ -176,17 +178,17 @@ static int synth_comm_tid(void *arg, pid_t tid)
 }
 
 int pd_synth_process(pd_deliver_fn emit, void *arg, unsigned int id_words, pid_t pid,
-		     pid_t only_tid)
+		     pid_t only_tid, bool data)
 {
 	struct synth_comm_arg a = { emit, arg, id_words, pid, only_tid };
 	int ret = pd_for_each_tid(pid, synth_comm_tid, &a);
 
 	if (ret < 0)
 		return 0;	/* gone already */
-	return ret ?: synth_maps(emit, arg, id_words, pid);
+	return ret ?: synth_maps(emit, arg, id_words, pid, data);
 }
 
-int pd_synth_all(pd_deliver_fn emit, void *arg, unsigned int id_words)
+int pd_synth_all(pd_deliver_fn emit, void *arg, unsigned int id_words, bool data)
 {
 	struct dirent *d;
 	int ret = 0;
@@ -198,7 +200,7 @@ int pd_synth_all(pd_deliver_fn emit, void *arg, unsigned int id_words)
 		pid_t pid = atoi(d->d_name);
 
 		if (pid > 0)
-			ret = pd_synth_process(emit, arg, id_words, pid, 0);
+			ret = pd_synth_process(emit, arg, id_words, pid, 0, data);
 	}
 	closedir(dir);
 	return ret;

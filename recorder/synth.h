@@ -11,13 +11,15 @@
 /*
  * Records for what existed before recording started, as perf record
  * synthesizes them: the kernel's map (for [kernel.kallsyms] symbols), and
- * COMM + MMAP2 of existing processes from /proc.  Each ends with a zeroed
+ * COMM + MMAP2 of existing processes from /proc: their executable maps,
+ * and with @data the others too (DWARF unwinding reads .eh_frame from
+ * them, as perf's mmap_data records give them).  Each ends with a zeroed
  * sample_id trailer of @id_words words.
  */
 int pd_synth_kernel_mmap(pd_deliver_fn emit, void *arg, unsigned int id_words);
 int pd_synth_process(pd_deliver_fn emit, void *arg, unsigned int id_words, pid_t pid,
-		     pid_t only_tid);
-int pd_synth_all(pd_deliver_fn emit, void *arg, unsigned int id_words);
+		     pid_t only_tid, bool data);
+int pd_synth_all(pd_deliver_fn emit, void *arg, unsigned int id_words, bool data);
 
 /*
  * Call fn(arg, tid) for each thread of process pid (/proc/PID/task) until

@@ -14,6 +14,10 @@ shift
 [ $# -gt 0 ] || { echo "usage: dkms.sh NATIVE_RELEASE MODULE_RELEASE..." >&2; exit 2; }
 top=$(cd "$(dirname "$0")/.." && pwd)
 ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$top/dkms.conf")
+# MODULE_INFO(abi_version): PERF_DEFER_ABI_MAJOR.PERF_DEFER_ABI_MINOR
+abi=$(awk '$1 == "#define" && $2 == "PERF_DEFER_ABI_MAJOR" { M = $3 }
+	$1 == "#define" && $2 == "PERF_DEFER_ABI_MINOR" { m = $3 }
+	END { print M "." m }' "$top/include/uapi/linux/perf_defer.h")
 . "$top/tests/vm/tap.sh"
 
 tap_plan $((5 * $# + 6))
@@ -31,8 +35,8 @@ for rel in "$@"; do
 	[ -n "$ko" ] && modinfo "$ko" | grep -q "^vermagic: *$rel "
 	ok $? "installed $ko has vermagic $rel"
 
-	modinfo -F abi_version "$ko" 2>/dev/null | grep -qx '1\.0'
-	ok $? "modinfo shows abi_version 1.0"
+	modinfo -F abi_version "$ko" 2>/dev/null | grep -qxF "$abi"
+	ok $? "modinfo shows abi_version $abi"
 
 	mkdir -p "$top/build/dkms/$rel"
 	case $ko in

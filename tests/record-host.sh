@@ -3,7 +3,7 @@
 #
 # perf-defer record on the host, which has neither native deferred
 # callchains nor the module (it cannot load modules): the fp fallback with
-# one clear warning, the options and their error messages, FINISHED_ROUND
+# one clear warning (dwarf too), the options and their error messages, FINISHED_ROUND
 # and build-ids in the file, -t and -C.  TAP.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -16,7 +16,7 @@ cd "$dir" || exit 1
 # shellcheck disable=SC2016 # for the sh that runs it
 loop='i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done'
 
-tap_plan 25
+tap_plan 30
 avail=0
 "$pdf" status >/dev/null 2>&1 && avail=1
 
@@ -48,6 +48,23 @@ ok $? "perf report --header-only shows our cmdline"
 ok $? "--call-graph fp"
 [ ! -s fp.err ]
 ok $? "no warning with --call-graph fp"
+
+# dwarf,defer without the module: perf's own in-NMI dumps, one warning
+"$pdf" record -q -F 1000 --call-graph dwarf,defer -o dw.data -- sh -c "$loop" 2>dw.err
+rc=$?
+sed 's/^/# /' dw.err
+ok $rc "--call-graph dwarf,defer (rc=$rc)"
+if [ $avail = 1 ]; then
+	ok 0 "# SKIP this host has the module: no dwarf fallback to see"
+else
+	[ "$(grep -c "warning:" dw.err)" = 1 ] && grep -q "recording with --call-graph dwarf" dw.err
+	ok $? "one clear warning about the dwarf fallback"
+fi
+perf evlist -v -i dw.data 2>/dev/null | grep -q "REGS_USER|STACK_USER.*sample_regs_user: 0xff0fff, sample_stack_user: 8192" &&
+	perf report -i dw.data --stdio >rep.out 2>rep.err && ! grep -qiE 'warn|error' rep.err
+rc=$?
+sed 's/^/# /' rep.err
+ok $rc "the file has perf's dwarf attr, and perf reads it without a warning"
 
 sh -c "$loop; $loop; $loop" &
 bg=$!
@@ -91,7 +108,9 @@ usage() {
 }
 usage "is not a positive number" -F 0 -- true
 usage "unknown event 'bogus'" -e bogus -- true
-usage "is not supported" --call-graph dwarf -- true
+usage "is not supported" --call-graph lbr -- true
+usage "is not a number in 1..65248" --call-graph dwarf,defer,70000 -- true
+usage "is not a number in 1..65248" --call-graph dwarf,defer,8k -- true
 usage "cannot be combined" -p 1 -a
 usage "nothing to record" -q
 usage "needs --call-graph fp,defer" --keep-deferred --call-graph fp -- true

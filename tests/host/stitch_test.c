@@ -30,9 +30,13 @@ struct out {
 	struct pd_stitch_stats st;
 };
 
-static void out__begin(struct __test_metadata *_metadata, struct out *o)
+/*
+ * The stitcher takes a (the input's attr), the writer its stitched form:
+ * defer bits cleared, and registers and stack for a dwarf,defer attr.
+ */
+static void out__begin_attr(struct __test_metadata *_metadata, struct out *o,
+			    struct perf_event_attr a)
 {
-	struct perf_event_attr a = t_attr(true, true);
 	__u64 ids[] = { ID0, ID1 };
 
 	memset(o, 0, sizeof(*o));
@@ -44,7 +48,13 @@ static void out__begin(struct __test_metadata *_metadata, struct out *o)
 	ASSERT_NE(NULL, o->s);
 	ASSERT_EQ(0, pd_stitch__add_attr(o->s, &a, ids, 2));
 	pd_attr__clear_defer(&a);
+	pd_attr__stitch_user_dump(&a);
 	ASSERT_EQ(0, pd_writer__add_attr(o->w, &a, ids, 2, "cpu-clock"));
+}
+
+static void out__begin(struct __test_metadata *_metadata, struct out *o)
+{
+	out__begin_attr(_metadata, o, t_attr(true, true));
 }
 
 static void out__event(struct __test_metadata *_metadata, struct out *o, struct tev *e)
@@ -653,6 +663,236 @@ TEST(stitch_reader_attrs_and_rounds)
 	free(bout);
 	close(fd_in);
 	close(fd_out);
+}
+
+/* ---- dwarf,defer: USER_DUMP records ----------------------------------- */
+
+/* registers BP, SP, IP (bits 6..8) and a small stack, in these tests */
+#define D_REGS		0x1c0ULL
+#define D_NREGS		3
+#define D_STACK		64
+
+static struct perf_event_attr d_attr(void)
+{
+	struct perf_event_attr a = t_attr(true, true);
+
+	a.sample_regs_user = D_REGS;
+	a.sample_stack_user = D_STACK;
+	return a;
+}
+
+/*
+ * PERF_DEFER_RECORD_USER_DUMP { cookie, abi, regs[D_NREGS] if abi, size,
+ * data[size] (bytes seed, seed + 1, ...) and dyn_size if size, sample_id }
+ */
+static size_t t_dump(struct tev *e, __u32 pid, __u32 tid, __u64 time, __u64 cookie, __u64 abi,
+		     __u64 size, __u64 dyn, unsigned char seed)
+{
+	tev__begin(e, PERF_DEFER_RECORD_USER_DUMP, PERF_RECORD_MISC_USER);
+	tev__u64(e, cookie);
+	tev__u64(e, abi);
+	for (int i = 0; abi && i < D_NREGS; i++)
+		tev__u64(e, U(0x100 * (i + 1)));
+	tev__u64(e, size);
+	if (size) {
+		for (size_t i = 0; i < size; i++)
+			((unsigned char *)&e->w[e->n])[i] = (unsigned char)(seed + i);
+		e->n += size / 8;
+		tev__u64(e, dyn);
+	}
+	tev__id(e, pid, tid, time, ID0, 0);
+	return tev__end(e);
+}
+
+/* s has the registers of t_dump() and size bytes of its stack from seed */
+static void d_check(struct __test_metadata *_metadata, const struct perf_event_header *ev,
+		    const struct pd_sample *s, __u64 size, __u64 dyn, unsigned char seed)
+{
+	const unsigned char *p = (const unsigned char *)ev + s->regs_user_offset;
+
+	ASSERT_EQ(PERF_SAMPLE_REGS_ABI_64, s->user_regs_abi);
+	ASSERT_EQ(D_NREGS, s->nr_user_regs);
+	for (int i = 0; i < D_NREGS; i++) {
+		ASSERT_EQ(U(0x100 * (i + 1)), rd64(p + 8 + 8 * i));
+	}
+	ASSERT_EQ(size, s->user_stack_size);
+	ASSERT_EQ(dyn, s->user_stack_dyn_size);
+	p += 8 + 8 * D_NREGS + 8;
+	for (size_t i = 0; i < size; i++) {
+		ASSERT_EQ((unsigned char)(seed + i), p[i]) TH_LOG("stack byte %zu", i);
+	}
+}
+
+FIXTURE(dwarf) {
+	struct out o;
+	struct tev e;
+};
+
+FIXTURE_SETUP(dwarf)
+{
+	out__begin_attr(_metadata, &self->o, d_attr());
+}
+
+FIXTURE_TEARDOWN(dwarf)
+{
+	out__free(&self->o);
+}
+
+TEST(dwarf_attr)
+{
+	struct perf_event_attr a = d_attr(), b = t_attr(false, false);
+
+	ASSERT_TRUE(pd_attr__user_dump(&a));
+	ASSERT_FALSE(pd_attr__user_dump(&b));
+	pd_attr__stitch_user_dump(&a);
+	ASSERT_EQ(T_SAMPLE_TYPE | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER, a.sample_type);
+	ASSERT_EQ(1, (int)a.exclude_callchain_user);
+	ASSERT_EQ(D_REGS, a.sample_regs_user);
+	ASSERT_EQ(D_STACK, a.sample_stack_user);
+	/* stitched once, it is no longer a deferred dump attr */
+	ASSERT_FALSE(pd_attr__user_dump(&a));
+	pd_attr__stitch_user_dump(&b);
+	ASSERT_EQ(T_SAMPLE_TYPE, b.sample_type);
+}
+
+/*
+ * A kernel-mode and a user-mode sample of one entry get its dump: the
+ * USER_DEFERRED, cookie pair goes, registers and stack come in as perf
+ * record --call-graph dwarf writes them.
+ */
+TEST_F(dwarf, basic)
+{
+	const __u64 k[] = { K(0x10), K(0x20) };
+	const struct perf_event_header *ev;
+	struct pd_sample s;
+
+	t_sample_deferred(&self->e, 10, 11, 1000, ID0, 0, k, 2, COOKIE(0, 1));
+	out__event(_metadata, &self->o, &self->e);
+	t_sample_deferred(&self->e, 10, 11, 1100, ID0, 0, NULL, 0, COOKIE(0, 1));
+	out__event(_metadata, &self->o, &self->e);
+	t_dump(&self->e, 10, 11, 1200, COOKIE(0, 1), PERF_SAMPLE_REGS_ABI_64, D_STACK, 40, 7);
+	out__event(_metadata, &self->o, &self->e);
+	out__end(_metadata, &self->o);
+
+	ASSERT_TRUE(out__next(_metadata, &self->o, &ev, &s));
+	ASSERT_EQ(PERF_RECORD_SAMPLE, ev->type);
+	ASSERT_EQ(1000, s.time);
+	ASSERT_CHAIN(&s, PERF_CONTEXT_KERNEL, K(0x10), K(0x20));
+	d_check(_metadata, ev, &s, D_STACK, 40, 7);
+	ASSERT_EQ(s.end, ev->size);
+	ASSERT_TRUE(out__next(_metadata, &self->o, &ev, &s));
+	ASSERT_EQ(1100, s.time);
+	ASSERT_EQ(0, s.nr);
+	d_check(_metadata, ev, &s, D_STACK, 40, 7);
+	ASSERT_FALSE(out__next(_metadata, &self->o, &ev, &s));
+	ASSERT_EQ(2, self->o.st.stitched);
+	ASSERT_EQ(1, self->o.st.records);
+	ASSERT_EQ(0, self->o.st.unmatched);
+}
+
+/*
+ * Without a dump (none came, or the sample kept its in-NMI user walk)
+ * a sample has abi 0 and stack size 0, as perf writes a sample without
+ * user registers; its callchain keeps what it has besides the pair.
+ */
+TEST_F(dwarf, no_dump)
+{
+	const __u64 k[] = { K(0x10) };
+	const __u64 nmi[] = { PERF_CONTEXT_KERNEL, K(0x30), PERF_CONTEXT_USER, U(5), U(6) };
+	const struct perf_event_header *ev;
+	struct pd_sample s;
+
+	t_sample_deferred(&self->e, 10, 11, 1000, ID0, 0, k, 1, COOKIE(0, 1));
+	out__event(_metadata, &self->o, &self->e);
+	t_sample(&self->e, 10, 12, 1100, ID0, 0, K(0x30), nmi, ARRAY_SIZE(nmi));
+	out__event(_metadata, &self->o, &self->e);
+	/* another entry's dump: the held sample is released without one */
+	t_dump(&self->e, 10, 11, 1200, COOKIE(0, 2), PERF_SAMPLE_REGS_ABI_64, D_STACK, 8, 0);
+	out__event(_metadata, &self->o, &self->e);
+	out__end(_metadata, &self->o);
+
+	ASSERT_TRUE(out__next(_metadata, &self->o, &ev, &s));
+	ASSERT_EQ(1000, s.time);
+	ASSERT_CHAIN(&s, PERF_CONTEXT_KERNEL, K(0x10));
+	ASSERT_EQ(0, s.user_regs_abi);
+	ASSERT_EQ(0, s.user_stack_size);
+	ASSERT_EQ(s.end, ev->size);
+	ASSERT_TRUE(out__next(_metadata, &self->o, &ev, &s));
+	ASSERT_EQ(1100, s.time);
+	ASSERT_CHAIN(&s, PERF_CONTEXT_KERNEL, K(0x30), PERF_CONTEXT_USER, U(5), U(6));
+	ASSERT_EQ(0, s.user_regs_abi);
+	ASSERT_EQ(0, s.user_stack_size);
+	ASSERT_FALSE(out__next(_metadata, &self->o, &ev, &s));
+	ASSERT_EQ(1, self->o.st.unmatched);
+	ASSERT_EQ(1, self->o.st.orphan_records);
+}
+
+/* A dump without registers (abi NONE, no stack) is given as it is. */
+TEST_F(dwarf, dump_without_regs)
+{
+	const struct perf_event_header *ev;
+	struct pd_sample s;
+
+	t_sample_deferred(&self->e, 10, 11, 1000, ID0, 0, NULL, 0, COOKIE(1, 1));
+	out__event(_metadata, &self->o, &self->e);
+	t_dump(&self->e, 10, 11, 1200, COOKIE(1, 1), PERF_SAMPLE_REGS_ABI_NONE, 0, 0, 0);
+	out__event(_metadata, &self->o, &self->e);
+	out__end(_metadata, &self->o);
+
+	ASSERT_TRUE(out__next(_metadata, &self->o, &ev, &s));
+	ASSERT_EQ(0, s.nr);
+	ASSERT_EQ(0, s.user_regs_abi);
+	ASSERT_EQ(0, s.user_stack_size);
+	ASSERT_EQ(s.end, ev->size);
+	ASSERT_EQ(1, self->o.st.stitched);
+}
+
+/*
+ * A dump that does not fit in the sample next to its kernel chain is cut
+ * to what fits, a multiple of 8, as the kernel cuts sample_stack_user.
+ */
+TEST(dwarf_cut_to_fit)
+{
+	struct perf_event_attr a = d_attr();
+	struct tev *e = calloc(1, sizeof(*e));
+	const struct perf_event_header *ev;
+	__u64 k[60], size = 65000 & ~7;
+	struct pd_sample s;
+	struct out o;
+
+	ASSERT_NE(NULL, e);
+	a.sample_stack_user = size;
+	out__begin_attr(_metadata, &o, a);
+	for (int i = 0; i < 60; i++)
+		k[i] = K(i);
+	t_sample_deferred(e, 10, 11, 1000, ID0, 0, k, 60, COOKIE(0, 1));
+	ASSERT_EQ(0, pd_stitch__event(o.s, e->w, tev__size(e)));
+	t_dump(e, 10, 11, 1200, COOKIE(0, 1), PERF_SAMPLE_REGS_ABI_64, size, size, 3);
+	ASSERT_EQ(0, pd_stitch__event(o.s, e->w, tev__size(e))) TH_LOG("%s", pd_error());
+	out__end(_metadata, &o);
+
+	ASSERT_TRUE(out__next(_metadata, &o, &ev, &s));
+	ASSERT_GE(PD_MAX_EVENT_SIZE, ev->size);
+	ASSERT_LT(PD_MAX_EVENT_SIZE - 8, ev->size);
+	ASSERT_EQ(61, s.nr);
+	ASSERT_EQ(0, s.user_stack_size % 8);
+	ASSERT_GT(size, s.user_stack_size);
+	ASSERT_LT(size - 1024, s.user_stack_size);
+	d_check(_metadata, ev, &s, s.user_stack_size, s.user_stack_size, 3);
+	ASSERT_EQ(1, o.st.truncated);
+	out__free(&o);
+	free(e);
+}
+
+/* A USER_DUMP whose dyn_size exceeds its size does not parse. */
+TEST_F(dwarf, bad_dump)
+{
+	t_sample_deferred(&self->e, 10, 11, 1000, ID0, 0, NULL, 0, COOKIE(0, 1));
+	out__event(_metadata, &self->o, &self->e);
+	t_dump(&self->e, 10, 11, 1200, COOKIE(0, 1), PERF_SAMPLE_REGS_ABI_64, D_STACK,
+	       D_STACK + 8, 0);
+	ASSERT_EQ(-EINVAL, pd_stitch__event(self->o.s, self->e.w, tev__size(&self->e)));
+	ASSERT_NE(NULL, strstr(pd_error(), "dyn_size")) TH_LOG("%s", pd_error());
 }
 
 TEST_HARNESS_MAIN

@@ -38,6 +38,34 @@ TEST(record_callchain_deferred)
 	ASSERT_EQ(PERF_RECORD_AUX_OUTPUT_HW_ID + 1, PERF_DEFER_RECORD_CALLCHAIN_DEFERRED);
 }
 
+TEST(dump_struct_and_ioctl)
+{
+	ASSERT_EQ(16U, sizeof(struct perf_defer_dump));
+	ASSERT_EQ(0U, offsetof(struct perf_defer_dump, size));
+	ASSERT_EQ(4U, offsetof(struct perf_defer_dump, flags));
+	ASSERT_EQ(8U, offsetof(struct perf_defer_dump, stack_size));
+	ASSERT_EQ(12U, offsetof(struct perf_defer_dump, __reserved));
+	ASSERT_EQ(sizeof(struct perf_defer_dump), _IOC_SIZE(PERF_DEFER_IOC_SET_DUMP));
+	ASSERT_EQ(_IOC_READ | _IOC_WRITE, _IOC_DIR(PERF_DEFER_IOC_SET_DUMP));
+	ASSERT_EQ(PERF_DEFER_MAGIC + 0U, _IOC_TYPE(PERF_DEFER_IOC_SET_DUMP));
+	/* a new number, after every earlier one */
+	ASSERT_EQ(0x06U, _IOC_NR(PERF_DEFER_IOC_SET_DUMP));
+	ASSERT_LE(1U, PERF_DEFER_ABI_MINOR + 0U);
+}
+
+TEST(record_user_dump)
+{
+	/* above every kernel and perf tool record type */
+	ASSERT_LT(PERF_RECORD_MAX + 0U, PERF_DEFER_RECORD_USER_DUMP + 0U);
+	ASSERT_LT(1000U, PERF_DEFER_RECORD_USER_DUMP + 0U);
+	/* the largest record (24 regs, 6 sample_id words) fits in a u16 size */
+	ASSERT_EQ(0xfff8U, 8 + 8 + 8 + 24 * 8 + 8 + PERF_DEFER_DUMP_MAX_STACK + 8 + 6 * 8U);
+	ASSERT_EQ(0U, PERF_DEFER_DUMP_MAX_STACK % 8U);
+	ASSERT_EQ(0U, PERF_DEFER_DUMP_DEF_STACK % 8U);
+	/* perf's x86-64 dwarf registers: AX..SS and R8..R15 */
+	ASSERT_EQ(20, __builtin_popcountll(PERF_DEFER_DUMP_REGS_VALID));
+}
+
 TEST(context_user_deferred)
 {
 	__u64 others[] = {

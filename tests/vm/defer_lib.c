@@ -159,6 +159,9 @@ void dl_data_free(struct dl_data *d)
 		free(d->s[i].chain);
 	for (i = 0; i < d->nr; i++)
 		free(d->r[i].ips);
+	for (i = 0; i < d->nu; i++)
+		free(d->u[i].stack);
+	free(d->u);
 	free(d->s);
 	free(d->r);
 	free(d->l);
@@ -532,6 +535,13 @@ int dl_ioc_set_ring(int devfd, uint32_t data_pages)
 	return ioctl(devfd, PERF_DEFER_IOC_SET_RING, &r) ? -errno : 0;
 }
 
+int dl_ioc_set_dump(int devfd, uint32_t flags, uint32_t stack_size)
+{
+	struct perf_defer_dump u = { .size = sizeof(u), .flags = flags, .stack_size = stack_size };
+
+	return ioctl(devfd, PERF_DEFER_IOC_SET_DUMP, &u) ? -errno : 0;
+}
+
 int dl_ioc_attach(int devfd, int perf_fd)
 {
 	struct perf_defer_attach a = { .size = sizeof(a), .perf_fd = perf_fd };
@@ -587,6 +597,7 @@ int dl_session_attach(struct dl_session *s, struct dl_perf *p, struct dl_data *d
 	if (!s->have_attr) {
 		s->sample_type = p->attr.sample_type;
 		s->sample_id_all = p->attr.sample_id_all;
+		s->regs_mask = p->attr.sample_regs_user;
 		s->have_attr = true;
 	}
 	if (d && p->ev >= 0 && p->ev < DL_MAX_EVENTS) {
@@ -632,6 +643,56 @@ int dl_session_map(struct dl_session *s)
 	return 0;
 }
 
+/*
+ * A USER_DUMP record: header, cookie, abi, regs[weight(mask)] if abi,
+ * size, data[size] and dyn_size if size, sample_id.  0 or -1.
+ */
+static int parse_dump(const struct dl_session *s, const char *rec, size_t size,
+		      struct dl_dump *u)
+{
+	const struct perf_event_header *h = (const void *)rec;
+	size_t off = sizeof(*h);
+
+	memset(u, 0, sizeof(*u));
+	u->sess = s->idx;
+	u->misc = h->misc;
+	u->size = h->size;
+	if (size < off + 16)
+		return -1;
+	memcpy(&u->cookie, rec + off, 8);
+	memcpy(&u->abi, rec + off + 8, 8);
+	off += 16;
+	if (u->abi) {
+		u->nregs = __builtin_popcountll(s->regs_mask);
+		if (u->nregs > 24 || size < off + 8 * u->nregs)
+			return -1;
+		memcpy(u->regs, rec + off, 8 * u->nregs);
+		off += 8 * u->nregs;
+	}
+	if (size < off + 8)
+		return -1;
+	memcpy(&u->stack_size, rec + off, 8);
+	off += 8;
+	if (u->stack_size) {
+		if (u->stack_size % 8 || size < off + u->stack_size + 8)
+			return -1;
+		u->stack = xrealloc(NULL, u->stack_size);
+		memcpy(u->stack, rec + off, u->stack_size);
+		off += u->stack_size;
+		memcpy(&u->dyn_size, rec + off, 8);
+		off += 8;
+		if (u->dyn_size > u->stack_size)
+			goto bad;
+	}
+	if (parse_sid(s->sample_type, s->sample_id_all, rec, size, off, &u->sid))
+		goto bad;
+	return 0;
+bad:
+	free(u->stack);
+	u->stack = NULL;
+	return -1;
+}
+
 struct sess_ctx {
 	struct dl_session *s;
 	struct dl_data *d;
@@ -646,6 +707,7 @@ static void sess_handle(void *ctx, const char *rec, size_t size)
 	const uint64_t *v = (const uint64_t *)(rec + sizeof(*h));
 	struct dl_record r = { .sess = c->s->idx, .ring_cpu = c->cpu };
 	struct dl_lost l = { .sess = c->s->idx, .ring_cpu = c->cpu };
+	struct dl_dump u;
 	uint64_t st = c->s->sample_type;
 	bool all = c->s->sample_id_all;
 
@@ -686,6 +748,16 @@ static void sess_handle(void *ctx, const char *rec, size_t size)
 		l.lost = v[1];
 		GROW(d->l, d->nl, d->cl);
 		d->l[d->nl++] = l;
+		break;
+	case PERF_DEFER_RECORD_USER_DUMP:
+		if (parse_dump(c->s, rec, size, &u)) {
+			data_err(d, "USER_DUMP of %zu bytes does not parse (cpu %u)", size, c->cpu);
+			return;
+		}
+		u.ring_cpu = c->cpu;
+		d->rec_bytes += size;
+		GROW(d->u, d->nu, d->cu);
+		d->u[d->nu++] = u;
 		break;
 	default:
 		data_err(d, "record type %u (size %zu, misc %#x) in a session ring", h->type,

@@ -75,6 +75,20 @@ struct dl_record {			/* PERF_RECORD_CALLCHAIN_DEFERRED */
 	bool dup;			/* a second record of the same entry */
 };
 
+struct dl_dump {			/* PERF_DEFER_RECORD_USER_DUMP */
+	int sess;
+	uint32_t ring_cpu;
+	uint16_t misc, size;
+	uint64_t cookie;
+	uint64_t abi;
+	uint32_t nregs;
+	uint64_t regs[24];		/* in mask bit order */
+	uint64_t stack_size, dyn_size;
+	uint8_t *stack;			/* stack_size bytes */
+	struct dl_sid sid;
+	int nsamples;			/* dump_test: samples matched to it */
+};
+
 struct dl_lost {			/* PERF_RECORD_LOST of a session ring */
 	int sess;
 	uint32_t ring_cpu;
@@ -91,6 +105,8 @@ struct dl_data {
 	size_t nr, cr;
 	struct dl_lost *l;
 	size_t nl, cl;
+	struct dl_dump *u;
+	size_t nu, cu;
 	int ev_sess[DL_MAX_EVENTS];	/* session an event is attached to, or -1 */
 	const struct dl_perf *ev_perf[DL_MAX_EVENTS];	/* set on attach */
 	bool sess_tid[DL_MAX_SESSIONS];	/* its records' sample_id has a tid */
@@ -147,6 +163,7 @@ struct dl_session {
 	void **maps;			/* per CPU, NULL before dl_session_map */
 	/* how to parse sample_id: from the first event attached */
 	uint64_t sample_type;
+	uint64_t regs_mask;		/* sample_regs_user, for USER_DUMP */
 	bool sample_id_all;
 	bool have_attr;
 	unsigned int nempty_wakeups;	/* poll said POLLIN, nothing there */
@@ -158,6 +175,7 @@ int dl_session_open(struct dl_session *s, int idx, unsigned int data_pages);
 int dl_ioc_attach(int devfd, int perf_fd);	/* raw ioctls, 0 or -errno */
 int dl_ioc_detach(int devfd, int perf_fd);
 int dl_ioc_set_ring(int devfd, uint32_t data_pages);
+int dl_ioc_set_dump(int devfd, uint32_t flags, uint32_t stack_size);
 /* attach all of p's events to s, note its session in d (may be NULL) */
 int dl_session_attach(struct dl_session *s, struct dl_perf *p, struct dl_data *d);
 int dl_session_map(struct dl_session *s);	/* 0 or -errno */

@@ -35,6 +35,7 @@
 
 #include "defer_lib.h"
 #include "kselftest_harness.h"
+#include "dl_harness.h"
 
 #define PERIOD_NS	500000		/* cpu-clock every 0.5 ms */
 #define MAX_CHILD	4
@@ -54,56 +55,20 @@ FIXTURE(defer) {
 /* end the current run: children, events, sessions, parsed data */
 static void run_reset(FIXTURE_DATA(defer) *self)
 {
-	int i;
-
-	for (i = 0; i < MAX_CHILD; i++)
-		dl_child_kill(&self->c[i]);
-	for (i = 0; i < MAX_PERF; i++)
-		dl_perf_close(&self->p[i]);
-	for (i = 0; i < MAX_SESS; i++)
-		dl_session_close(&self->s[i]);
-	dl_data_free(&self->d);
+	DL_RUN_RESET(self);
 }
 
 FIXTURE_SETUP(defer)
 {
-	int i;
-
-	for (i = 0; i < MAX_CHILD; i++)
-		self->c[i] = (struct dl_child){ .pid = 0, .go = -1 };
-	for (i = 0; i < MAX_PERF; i++)
-		dl_perf_init(&self->p[i]);
-	for (i = 0; i < MAX_SESS; i++)
-		self->s[i].fd = -1;
-	dl_data_init(&self->d);
+	DL_RUN_INIT(self);
 }
 
 FIXTURE_TEARDOWN(defer)
 {
-	int ret;
-
 	run_reset(self);
 	dl_syms_free(self->syms);
-	if (self->loaded) {
-		ret = dl_module_unload_wait(5000);
-		EXPECT_EQ(0, ret) TH_LOG("unload: %s", strerror(-ret));
-	}
+	DL_UNLOAD(self);
 }
-
-/* In the test body: SKIP in a fixture setup would not stop the test. */
-#define LOAD_MODULE()							\
-	do {								\
-		int __ret;						\
-		if (geteuid() != 0)					\
-			SKIP(return, "needs root");			\
-		if (access(dl_ko_path(), R_OK))				\
-			SKIP(return, "no module at %s", dl_ko_path());	\
-		if (dl_module_loaded())					\
-			ASSERT_EQ(0, dl_module_unload_wait(5000));	\
-		__ret = dl_module_load("");				\
-		ASSERT_EQ(0, __ret) TH_LOG("load: %s", strerror(-__ret)); \
-		self->loaded = true;					\
-	} while (0)
 
 #define SPAWN(i, ...)							\
 	do {								\
@@ -126,16 +91,6 @@ FIXTURE_TEARDOWN(defer)
 
 #define STATS(st) ASSERT_EQ(0, dl_get_stats(self->s[0].fd, st))
 
-static void load_syms(struct __test_metadata *_metadata, FIXTURE_DATA(defer) *self,
-		      const char *bin)
-{
-	char path[4096];
-
-	dl_syms_free(self->syms);
-	snprintf(path, sizeof(path), "%s/%s", dl_self_dir(), bin);
-	self->syms = dl_syms_load(path);
-	ASSERT_NE(NULL, self->syms);
-}
 
 /* start child i and collect until it exits; returns its wait status */
 static int go_collect(struct __test_metadata *_metadata, FIXTURE_DATA(defer) *self, int i,

@@ -11,7 +11,9 @@
  *		made from leaf_kernel itself (kernel-mode samples whose user
  *		IP at kernel entry is in leaf_kernel).
  *
- * Built 64-bit (wl_calls) and 32-bit (wl_calls32).
+ * Built 64-bit (wl_calls) and 32-bit (wl_calls32), and 64-bit without
+ * frame pointers but with unwind tables (wl_nofp): there a frame-pointer
+ * walk stops at once, and only a DWARF unwind finds main.
  */
 #include <fcntl.h>
 #include <unistd.h>

@@ -25,7 +25,7 @@
 #define PERF_DEFER_DEVICE_PATH		"/dev/perf_defer"
 
 #define PERF_DEFER_ABI_MAJOR		1
-#define PERF_DEFER_ABI_MINOR		0
+#define PERF_DEFER_ABI_MINOR		1	/* 1: PERF_DEFER_IOC_SET_DUMP */
 
 /* 0xDF is unassigned in Documentation/userspace-api/ioctl/ioctl-number.rst */
 #define PERF_DEFER_MAGIC		0xDF
@@ -58,6 +58,34 @@
 #define PERF_DEFER_ATTR_BIT_SIGTRAP		37
 #define PERF_DEFER_ATTR_BIT_DEFER_CALLCHAIN	38
 #define PERF_DEFER_ATTR_BIT_DEFER_OUTPUT	39
+
+/*
+ * PERF_DEFER_RECORD_USER_DUMP (our own, not upstream's; far above every
+ * record type perf uses, kernel or user): the user registers and the top
+ * of the user stack of one kernel entry, taken once in the task_work for
+ * every sample of that entry, for a session with PERF_DEFER_IOC_SET_DUMP.
+ * Fields as perf's PERF_SAMPLE_REGS_USER and PERF_SAMPLE_STACK_USER:
+ *
+ *	struct {
+ *		struct perf_event_header	header;	 misc = PERF_RECORD_MISC_USER
+ *		__u64				cookie;	 as in the samples' callchain
+ *		__u64				abi;	 PERF_SAMPLE_REGS_ABI_{NONE,32,64}
+ *		__u64				regs[weight(mask)];	 if abi != NONE
+ *		__u64				size;	 of data[]: the session's stack_size
+ *		char				data[size];	 from the user SP up
+ *		__u64				dyn_size;	 if size != 0: bytes copied
+ *		struct sample_id		sample_id;
+ *	};
+ *
+ * mask is the attached event's attr.sample_regs_user, in the order of
+ * <asm/perf_regs.h> (x86-64: AX, BX, CX, DX, SI, DI, BP, SP, IP, FLAGS,
+ * CS, SS, DS, ES, FS, GS, R8..R15 are bits 0..23; DS..GS are refused, as
+ * perf refuses them).  abi is PERF_SAMPLE_REGS_ABI_32 for a compat task.
+ * The stack is copied with page faults allowed: pages not present are
+ * brought in; dyn_size < size only where the stack mapping ends or a page
+ * cannot be read, and data[dyn_size..size) is zero.
+ */
+#define PERF_DEFER_RECORD_USER_DUMP		0x7d00
 
 /* Cookie layout, as upstream: (cpu + 1) << 32 | (1 | per-CPU counter). */
 #define PERF_DEFER_COOKIE_CPU_SHIFT		32
@@ -113,6 +141,45 @@ struct perf_defer_ring {
 
 #define PERF_DEFER_RING_DEF_PAGES	16
 #define PERF_DEFER_RING_MAX_PAGES	1024
+
+/**
+ * struct perf_defer_dump - PERF_DEFER_IOC_SET_DUMP (ABI 1.1)
+ * @size:	sizeof(struct perf_defer_dump)
+ * @flags:	PERF_DEFER_DUMP_REGS_STACK: this session's events get a
+ *		PERF_DEFER_RECORD_USER_DUMP per kernel entry instead of a
+ *		CALLCHAIN_DEFERRED (no frame-pointer walk for them); 0: off
+ * @stack_size:	bytes of user stack per dump; 0 means
+ *		PERF_DEFER_DUMP_DEF_STACK; rounded up to a multiple of 8, as
+ *		perf rounds sample_stack_user; at most
+ *		PERF_DEFER_DUMP_MAX_STACK
+ * @__reserved:	must be zero
+ *
+ * Only while no event is attached (-EBUSY otherwise).  The registers are those
+ * of each attached event's attr.sample_regs_user; with a dump set,
+ * attaching an event whose mask is 0 or names registers this ABI cannot
+ * give is -EINVAL.  A record that would not fit in the session's ring
+ * (PERF_DEFER_IOC_SET_RING) is refused with -EINVAL here and at attach,
+ * never truncated; PERF_DEFER_IOC_SET_RING after this ioctl refuses a
+ * ring too small for it in the same way.
+ */
+struct perf_defer_dump {
+	__u32	size;
+	__u32	flags;
+	__u32	stack_size;
+	__u32	__reserved;
+};
+
+#define PERF_DEFER_DUMP_REGS_STACK	(1U << 0)
+#define PERF_DEFER_DUMP_DEF_STACK	8192
+/*
+ * The largest record, 24 registers and a full sample_id, fits in a
+ * perf_event_header's __u16 size (0xfff8 as the largest 8-byte multiple):
+ * header, cookie, abi, 24 regs, size, dyn_size and 6 sample_id words are
+ * 280 bytes.
+ */
+#define PERF_DEFER_DUMP_MAX_STACK	(0xfff8 - 280)
+/* sample_regs_user bits that a dump can give (x86-64: not DS, ES, FS, GS) */
+#define PERF_DEFER_DUMP_REGS_VALID	0xff0fffULL
 
 /**
  * struct perf_defer_stats - PERF_DEFER_IOC_GET_STATS (module-wide counters)
@@ -172,5 +239,6 @@ struct perf_defer_mmap_page {
 #define PERF_DEFER_IOC_DETACH		_IOWR(PERF_DEFER_MAGIC, 0x03, struct perf_defer_attach)
 #define PERF_DEFER_IOC_SET_RING		_IOWR(PERF_DEFER_MAGIC, 0x04, struct perf_defer_ring)
 #define PERF_DEFER_IOC_GET_STATS	_IOWR(PERF_DEFER_MAGIC, 0x05, struct perf_defer_stats)
+#define PERF_DEFER_IOC_SET_DUMP		_IOWR(PERF_DEFER_MAGIC, 0x06, struct perf_defer_dump)
 
 #endif /* _UAPI_LINUX_PERF_DEFER_H */
