@@ -1020,8 +1020,9 @@ void dl_stitch(struct dl_data *d, struct dl_stitch_stats *st)
 {
 	struct key *rk = xrealloc(NULL, (d->nr + 1) * sizeof(*rk));
 	struct key *sk = xrealloc(NULL, (d->ns + 1) * sizeof(*sk));
+	struct key *uk = xrealloc(NULL, (d->ns + 1) * sizeof(*uk));
 	int ncpu = dl_possible_cpus();
-	size_t i, nsk = 0;
+	size_t i, nsk = 0, nuk = 0;
 
 	memset(st, 0, sizeof(*st));
 	/* without a tid in the records, the cookie alone names the entry */
@@ -1069,6 +1070,7 @@ void dl_stitch(struct dl_data *d, struct dl_stitch_stats *st)
 		hit = bsearch(&k, rk, d->nr, sizeof(*rk), key_cmp_noidx);
 		if (!hit) {
 			st->unmatched++;
+			uk[nuk++] = (struct key){ 0, s->tid, cookie, 0 };
 			continue;
 		}
 		while (hit > rk && !key_cmp_noidx(hit - 1, &k))
@@ -1095,8 +1097,13 @@ void dl_stitch(struct dl_data *d, struct dl_stitch_stats *st)
 		if (!d->r[i].dup && d->r[i].nsamples)
 			st->entries_unmatched--;
 	}
+	qsort(uk, nuk, sizeof(*uk), key_cmp_noidx);
+	for (i = 0; i < nuk; i++)
+		if (!i || key_cmp_noidx(&uk[i - 1], &uk[i]))
+			st->tasks_unmatched++;
 	free(rk);
 	free(sk);
+	free(uk);
 }
 
 void dl_stitch_log(const char *what, const struct dl_stitch_stats *st)

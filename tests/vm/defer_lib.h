@@ -245,6 +245,9 @@ struct dl_stitch_stats {
 	size_t bad_shape;		/* USER_DEFERRED, cookie not at the end */
 	size_t entries;			/* distinct (session, tid, cookie) sampled */
 	size_t entries_unmatched;	/* of those, without a record */
+	size_t tasks_unmatched;		/* kernel entries (tid, cookie) without
+					 * a record in any session: one exit
+					 * left pending serves every session */
 	size_t records;
 	size_t unused;			/* records no sample refers to */
 	size_t dups;			/* more than one record for one entry */
