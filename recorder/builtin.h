@@ -21,7 +21,7 @@ struct pd_writer;
 struct pd_stitch_stats;
 
 /* Print every record to out.  0, or -errno with pd_error(). */
-int dump__reader(struct pd_reader *r, FILE *out);
+int dump__reader(struct pd_reader *r, FILE *out, bool stats_only);
 /* Stitch r into w and close w (removed on error).  0, or -errno with pd_error(). */
 int stitch__reader(struct pd_reader *r, struct pd_writer *w, struct pd_stitch_stats *st,
 		   bool quiet);

@@ -23,13 +23,14 @@
 #include "util.h"
 
 static const char dump_usage[] =
-	"usage: perf-defer dump [-i FILE]\n"
+	"usage: perf-defer dump [-i FILE] [--stats]\n"
 	"\n"
 	"Print every record of a perf.data file in the manner of 'perf report -D',\n"
 	"PERF_RECORD_CALLCHAIN_DEFERRED and perf-defer's USER_DUMP included, then the number\n"
 	"of records of each type.\n"
 	"\n"
 	"    -i, --input FILE    input file name (default: perf.data)\n"
+	"        --stats         only the number of records of each type\n"
 	"    -h, --help          show this help\n";
 
 #define NR_TYPES	PD_RECORD_HEADER_MAX_KNOWN
@@ -41,6 +42,7 @@ struct dump {
 	bool sample_id_all;	/* of the first attr */
 	__u64 nr_events[NR_TYPES + 1];	/* [0]: total, [NR_TYPES]: unknown */
 	__u64 *nr_samples;	/* per attr */
+	bool stats_only;	/* count, print nothing per record */
 };
 
 
@@ -259,6 +261,15 @@ static int dump__event(struct dump *d, const struct perf_event_header *ev, __u64
 
 	d->nr_events[0]++;
 	d->nr_events[ev->type < NR_TYPES ? ev->type : NR_TYPES]++;
+	if (d->stats_only) {
+		if (ev->type != PERF_RECORD_SAMPLE)
+			return 0;
+		a = pd_evlist__find(pd_reader__evlist(d->r), ev);
+		if (!a)
+			return -EINVAL;
+		d->nr_samples[a->idx]++;
+		return 0;
+	}
 	fprintf(f, "\n%#" PRIx64 "@%s [%#x]: event: %u\n", (uint64_t)off, pd_reader__name(d->r),
 		ev->size, ev->type);
 	dump__raw(d, (const unsigned char *)ev, ev->size);
@@ -336,10 +347,10 @@ static void dump__stats(struct dump *d)
 	}
 }
 
-int dump__reader(struct pd_reader *r, FILE *out)
+int dump__reader(struct pd_reader *r, FILE *out, bool stats_only)
 {
 	const struct perf_event_header *ev;
-	struct dump d = { .out = out, .r = r };
+	struct dump d = { .out = out, .r = r, .stats_only = stats_only };
 	int ret;
 
 	d.nr_samples = calloc(pd_reader__nr_attrs(r), sizeof(*d.nr_samples));
@@ -375,10 +386,12 @@ int cmd_dump(int argc, char **argv)
 {
 	static const struct option options[] = {
 		{ "input",	required_argument,	NULL, 'i' },
+		{ "stats",	no_argument,		NULL, 's' },
 		{ "help",	no_argument,		NULL, 'h' },
 		{ }
 	};
 	const char *input = "perf.data";
+	bool stats_only = false;
 	struct pd_reader *r;
 	int c, ret;
 
@@ -386,6 +399,9 @@ int cmd_dump(int argc, char **argv)
 		switch (c) {
 		case 'i':
 			input = optarg;
+			break;
+		case 's':
+			stats_only = true;
 			break;
 		case 'h':
 			fputs(dump_usage, stdout);
@@ -405,7 +421,7 @@ int cmd_dump(int argc, char **argv)
 		pr_err("%s", pd_error());
 		return EXIT_FAIL;
 	}
-	ret = dump__reader(r, stdout);
+	ret = dump__reader(r, stdout, stats_only);
 	if (ret)
 		pr_err("%s", pd_error());
 	pd_reader__close(r);

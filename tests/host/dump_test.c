@@ -251,6 +251,30 @@ TEST(dump_callchain_deferred)
 	t_run_free(&r);
 }
 
+/* --stats prints the counts that end a full dump, and nothing before them */
+TEST(dump_stats_is_the_tail)
+{
+	char *file = tmp_path("fake-stats.data");
+	const char *tail;
+	struct t_run full, st;
+
+	for (int deferred = 0; deferred < 2; deferred++) {
+		ASSERT_EQ(0, write_fake(file, deferred));
+		RUN(&full, NULL, bin(), "dump", "-i", file);
+		ASSERT_EQ(0, full.code) TH_LOG("%s", full.err);
+		RUN(&st, NULL, bin(), "dump", "--stats", "-i", file);
+		ASSERT_EQ(0, st.code) TH_LOG("%s", st.err);
+		ASSERT_STREQ("", st.err);
+		tail = strstr(full.out, "\nAggregated stats:\n");
+		ASSERT_NE(NULL, tail);
+		ASSERT_STREQ(tail, st.out);
+		ASSERT_NE(NULL, strstr(st.out, deferred ? "CALLCHAIN_DEFERRED events:" :
+					     "SAMPLE events:"));
+		t_run_free(&full);
+		t_run_free(&st);
+	}
+}
+
 /*
  * Truncations (every length of the file header and the attrs, then every
  * 48th byte; perf_data_test has them all in process): exit 1, a message.

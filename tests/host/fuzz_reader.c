@@ -34,7 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	r = pd_reader__open_mem(data, size, "fuzz");
 	if (!r)
 		return 0;
-	dump__reader(r, devnull);
+	dump__reader(r, devnull, false);
 	pd_reader__rewind(r);
 	w = pd_writer__open_fd(fileno(devnull), "/dev/null");
 	if (w)

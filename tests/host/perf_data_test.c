@@ -801,7 +801,7 @@ static int through_everything(const void *buf, size_t size)
 	r = pd_reader__open_mem(buf, size, "input");
 	if (!r)
 		return -1;
-	err = dump__reader(r, devnull);
+	err = dump__reader(r, devnull, false);
 	pd_reader__rewind(r);
 	fd = fileno(devnull);
 	w = pd_writer__open_fd(fd, "/dev/null");
