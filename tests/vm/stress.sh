@@ -16,19 +16,13 @@
 # After each part nothing may be left pending, and the module must unload.
 set -u
 . "$(dirname "$0")/tap.sh"
+. "$(dirname "$0")/counters.sh"
 
 secs=${1:-60}
 cycles=${2:-100}
 ko=${PERF_DEFER_KO:-/lib/perf-defer/perf_defer.ko}
 rate=20000
-# the rate first: with throttling off, the kernel refuses to change it
-sysctl -qw kernel.perf_event_max_sample_rate=100000
-sysctl -qw kernel.perf_cpu_time_max_percent=0
-
-# counter NAME: the module's counter (perf-defer status)
-counter() {
-	perf-defer status 2>/dev/null | sed -n "s/^counters:.* $1 \([0-9]*\).*/\1/p"
-}
+unthrottle
 
 # settled: no request pending within 5 s (each waits for its task's return)
 settled() {
