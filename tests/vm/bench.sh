@@ -3,13 +3,16 @@
 #
 # bench.sh module|native REPS "RATES" "WORKLOADS": the guest side of
 # scripts/bench.  Each workload (tests/vm/wl_bench.c) is first sized so
-# that it runs about TARGET_MS (default 800) milliseconds unprofiled; then,
+# that it runs about TARGET_MS (default 400) milliseconds unprofiled; then,
 # REPS times over, for each rate and workload, every configuration runs in
 # turn (alternating, so that drifts of the emulated machine spread over
 # all of them):
 #   module kernel: none, fp (perf record --call-graph fp), dwarf (perf
 #                  record --call-graph dwarf), module (perf-defer record,
-#                  stitched), module-keep (perf-defer record --keep-deferred);
+#                  stitched), module-keep (perf-defer record --keep-deferred),
+#                  and on the workloads of DWARF_WLS (default: syscall)
+#                  module-dwarf and module-dwarf-keep, the same with
+#                  --call-graph dwarf,defer (8 KiB dumps, as perf's dwarf);
 #   native kernel: none, fp, native (perf 7.3 --call-graph fp,defer).
 # One line per run:
 #   BENCH WL CFG RATE REP ELAPSED_NS BYTES SAMPLES RECORDS LOST_SAMPLES LOST_RECORDS UNWINDS
@@ -17,13 +20,12 @@
 # natively, one per record; - where it does not apply).
 kind=$1 reps=$2 rates=$3 wls=$4
 target_ms=${TARGET_MS:-400}
+dwarf_wls=${DWARF_WLS:-syscall}
 out=/tmp/bench.data
 set -u
 
-# Samples as fast as asked: no throttling of the sample rate
-# the rate first: with throttling off, the kernel refuses to change it
-sysctl -qw kernel.perf_event_max_sample_rate=100000
-sysctl -qw kernel.perf_cpu_time_max_percent=0
+. "$(dirname "$0")/counters.sh"
+unthrottle
 sysctl -qw kernel.perf_event_paranoid=-1
 
 if [ "$kind" = module ]; then
@@ -35,15 +37,10 @@ fi
 
 elapsed() { sed -n 's/^elapsed_ns //p' "$1"; }
 
-# counter NAME: the module's cumulative counter NAME (perf-defer status)
-counter() {
-	perf-defer status 2>/dev/null | sed -n "s/^counters:.* $1 \([0-9]*\).*/\1/p"
-}
-
-# dumped TYPE: the number of TYPE records in $out
+# dumped TYPE: the number of TYPE records in $out (after count_records)
+count_records() { perf-defer dump --stats -i "$out" >/tmp/stats 2>/dev/null; }
 dumped() {
-	perf-defer dump -i "$out" 2>/dev/null |
-		sed -n "/^Aggregated stats/,\$ s/^ *$1 events: *\([0-9]*\).*/\1/p" | head -n 1
+	sed -n "s/^ *$1 events: *\([0-9]*\).*/\1/p" /tmp/stats | head -n 1
 }
 
 units=""
@@ -80,6 +77,14 @@ run() {	# run WL CFG RATE REP UNITS
 		unw0=$(counter unwinds)
 		perf-defer record -q --stats --keep-deferred -e cpu-clock -F "$rate" -o "$out" -- \
 			/tests/wl_bench "$wl" "$u" >/tmp/o 2>/tmp/e ;;
+	module-dwarf)
+		unw0=$(counter unwinds)
+		perf-defer record -q --stats --call-graph dwarf,defer -e cpu-clock -F "$rate" \
+			-o "$out" -- /tests/wl_bench "$wl" "$u" >/tmp/o 2>/tmp/e ;;
+	module-dwarf-keep)
+		unw0=$(counter unwinds)
+		perf-defer record -q --stats --keep-deferred --call-graph dwarf,defer \
+			-e cpu-clock -F "$rate" -o "$out" -- /tests/wl_bench "$wl" "$u" >/tmp/o 2>/tmp/e ;;
 	esac
 	rc=$?
 	el=$(elapsed /tmp/o)
@@ -93,10 +98,11 @@ run() {	# run WL CFG RATE REP UNITS
 		return 0
 	fi
 	bytes=$(stat -c %s "$out")
+	count_records
 	samples=$(dumped SAMPLE)
 	lost=$(dumped LOST)
 	case $cfg in
-	module|module-keep)
+	module*)
 		recs=$(sed -n 's/^deferred records: //p' /tmp/o)
 		lrec=$(sed -n 's/^lost records: //p' /tmp/o)
 		unw=$(($(counter unwinds) - unw0)) ;;
@@ -117,6 +123,11 @@ while [ "$rep" -le "$reps" ]; do
 			for cfg in $cfgs; do
 				run "$wl" "$cfg" "$rate" "$rep" "$u" || fail=1
 			done
+			[ "$kind" = module ] && case " $dwarf_wls " in *" $wl "*)
+				for cfg in module-dwarf module-dwarf-keep; do
+					run "$wl" "$cfg" "$rate" "$rep" "$u" || fail=1
+				done ;;
+			esac
 		done
 	done
 	rep=$((rep + 1))
