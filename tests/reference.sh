@@ -235,9 +235,16 @@ reading() {
 
 # --- the three comparisons ---------------------------------------------------
 
-# side_by_side A B: two lists next to each other, as comments
-side_by_side() {
-	diff -y -t -W 120 "$1" "$2" | sed 's/^/#   /'
+# verdict RC WHAT FN A B MESSAGE: the TAP line of a comparison; when it
+# failed (RC != 0), first WHAT: FN A and FN B next to each other
+verdict() {
+	local rc=$1 what=$2 fn=$3 a=$4 b=$5
+
+	if [ "$rc" != 0 ]; then
+		echo "# $what, module | native:"
+		diff -y -t -W 120 <("$fn" "$a") <("$fn" "$b") | sed 's/^/#   /'
+	fi
+	ok "$rc" "$6"
 }
 
 # same_paths NAME A B: A and B (file prefixes, module then native) have the
@@ -261,7 +268,7 @@ side_by_side() {
 # not a difference, one the other side lacks or all but lacks is.  A
 # chain cut short (or walked too far) makes a path of its own.
 same_paths() {
-	local a=$2 b=$3 rc
+	local a=$2 b=$3
 
 	awk 'FILENAME == ARGV[1] { n1 += $1; next } { n2 += $1 }
 		END { printf "# %d and %d samples with a user chain outside the workload functions " \
@@ -287,12 +294,8 @@ same_paths() {
 			close(sort)
 			exit bad > 0 || !n1 || !n2 || tot[1] < 100 || tot[2] < 100
 		}' "$a.paths" "$b.paths"
-	rc=$?
-	if [ $rc != 0 ]; then
-		echo "# the paths >= $sig %, module | native:"
-		side_by_side <(sig_paths "$a.paths") <(sig_paths "$b.paths")
-	fi
-	ok $rc "$1: the same user call paths (>= $sig % on one side, >= $floor % on the other)"
+	verdict $? "the paths >= $sig %" sig_paths "$a.paths" "$b.paths" \
+		"$1: the same user call paths (>= $sig % on one side, >= $floor % on the other)"
 }
 
 # sig_paths FILE.paths: the paths that hold >= $sig % of the samples
@@ -323,7 +326,7 @@ sig_paths() {
 # every sample is an interrupt entry; a wl_syscall entry holds about ten
 # samples), so shares within $share_tol percentage point are the same.
 same_share() {
-	local a=$2 b=$3 rc
+	local a=$2 b=$3
 
 	awk -v tol="$share_tol" '
 		FNR == 1 { f++; i = int((f + 1) / 2) }
@@ -341,12 +344,9 @@ same_share() {
 			diff = s[1] - s[2]
 			exit (diff > tol || -diff > tol) || !s[1] || !s[2]
 		}' "$a.entries" "$a.cls" "$b.entries" "$b.cls"
-	rc=$?
-	if [ $rc != 0 ]; then
-		echo "# the samples not stitched, by where in the kernel they were taken, module | native:"
-		side_by_side <(not_stitched "$a") <(not_stitched "$b")
-	fi
-	ok $rc "$1: the same share of samples stitched outside task_work_run (within $share_tol point)"
+	verdict $? "the samples not stitched, by where in the kernel they were taken" \
+		not_stitched "$a" "$b" \
+		"$1: the same share of samples stitched outside task_work_run (within $share_tol point)"
 }
 
 # not_stitched PREFIX: the number of samples not deferred, then 'COUNT
@@ -365,7 +365,7 @@ not_stitched() {
 # real difference (a record per sample, none for an entry of several
 # samples, one per event twice) moves it by far more than $entry_tol.
 same_per_entry() {
-	local a=$2 b=$3 rc
+	local a=$2 b=$3
 
 	awk -v tol="$entry_tol" '
 		{
@@ -380,12 +380,9 @@ same_per_entry() {
 			diff = r[1] - r[2]
 			exit (diff > tol || -diff > tol) || !e[1] || !e[2]
 		}' "$a.entries" "$b.entries"
-	rc=$?
-	if [ $rc != 0 ]; then
-		echo "# kernel entries by their number of records (RECORDS:ENTRIES), module | native:"
-		side_by_side <(histogram "$a.entries") <(histogram "$b.entries")
-	fi
-	ok $rc "$1: the same number of deferred records per kernel entry (within $entry_tol)"
+	verdict $? "kernel entries by their number of records (RECORDS:ENTRIES)" \
+		histogram "$a.entries" "$b.entries" \
+		"$1: the same number of deferred records per kernel entry (within $entry_tol)"
 }
 
 # histogram FILE.entries: its histogram, one RECORDS:ENTRIES a line
