@@ -261,7 +261,8 @@ def main():
     ap.add_argument("--recorder")
     ap.add_argument("--doc")
     ap.add_argument("--png")
-    ap.add_argument("--command", default="scripts/bench")
+    ap.add_argument("--command", default="`make bench`",
+                    help="what made the runs, as the page should say it (markdown)")
     a = ap.parse_args()
 
     b = Bench(load(a.runs), a.reps)
@@ -271,8 +272,7 @@ def main():
     lines = [
         "<!-- SPDX-License-Identifier: GPL-2.0-only -->",
         "# Benchmarks", "",
-        f"Written by `make bench` (`{a.command}`) on "
-        f"{datetime.date.today().isoformat()}; do not edit.", "",
+        f"Written on {datetime.date.today().isoformat()} by {a.command}; do not edit.", "",
         "Debian 6.12 with the module and sid's 7.2 (native deferral) in QEMU under",
         "TCG with 2 vCPUs, perf 7.3 in both; `cpu-clock` sampling. Emulated",
         "time is noisy: each ratio is taken between runs of one guest, same",
