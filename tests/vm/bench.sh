@@ -37,10 +37,10 @@ fi
 
 elapsed() { sed -n 's/^elapsed_ns //p' "$1"; }
 
-# dumped TYPE: the number of TYPE records in $out (after count_records)
-count_records() { perf-defer dump --stats -i "$out" >/tmp/stats 2>/dev/null; }
+# dumped TYPE COUNTS: the number of TYPE records in COUNTS, the output of
+# 'perf-defer dump --stats'
 dumped() {
-	sed -n "s/^ *$1 events: *\([0-9]*\).*/\1/p" /tmp/stats | head -n 1
+	echo "$2" | sed -n "s/^ *$1 events: *\([0-9]*\).*/\1/p" | head -n 1
 }
 
 units=""
@@ -70,21 +70,14 @@ run() {	# run WL CFG RATE REP UNITS
 			/tests/wl_bench "$wl" "$u" >/tmp/o 2>/tmp/e ;;
 	native)	perf record -q -e cpu-clock -F "$rate" --call-graph fp,defer -o "$out" -- \
 			/tests/wl_bench "$wl" "$u" >/tmp/o 2>/tmp/e ;;
-	module)	unw0=$(counter unwinds)
-		perf-defer record -q --stats -e cpu-clock -F "$rate" -o "$out" -- \
+	module*)	# module[-dwarf][-keep]
+		opts=
+		case $cfg in *-dwarf*) opts="--call-graph dwarf,defer" ;; esac
+		case $cfg in *-keep) opts="$opts --keep-deferred" ;; esac
+		unw0=$(counter unwinds)
+		# shellcheck disable=SC2086
+		perf-defer record -q --stats $opts -e cpu-clock -F "$rate" -o "$out" -- \
 			/tests/wl_bench "$wl" "$u" >/tmp/o 2>/tmp/e ;;
-	module-keep)
-		unw0=$(counter unwinds)
-		perf-defer record -q --stats --keep-deferred -e cpu-clock -F "$rate" -o "$out" -- \
-			/tests/wl_bench "$wl" "$u" >/tmp/o 2>/tmp/e ;;
-	module-dwarf)
-		unw0=$(counter unwinds)
-		perf-defer record -q --stats --call-graph dwarf,defer -e cpu-clock -F "$rate" \
-			-o "$out" -- /tests/wl_bench "$wl" "$u" >/tmp/o 2>/tmp/e ;;
-	module-dwarf-keep)
-		unw0=$(counter unwinds)
-		perf-defer record -q --stats --keep-deferred --call-graph dwarf,defer \
-			-e cpu-clock -F "$rate" -o "$out" -- /tests/wl_bench "$wl" "$u" >/tmp/o 2>/tmp/e ;;
 	esac
 	rc=$?
 	el=$(elapsed /tmp/o)
@@ -98,16 +91,16 @@ run() {	# run WL CFG RATE REP UNITS
 		return 0
 	fi
 	bytes=$(stat -c %s "$out")
-	count_records
-	samples=$(dumped SAMPLE)
-	lost=$(dumped LOST)
+	counts=$(perf-defer dump --stats -i "$out" 2>/dev/null)
+	samples=$(dumped SAMPLE "$counts")
+	lost=$(dumped LOST "$counts")
 	case $cfg in
 	module*)
 		recs=$(sed -n 's/^deferred records: //p' /tmp/o)
 		lrec=$(sed -n 's/^lost records: //p' /tmp/o)
 		unw=$(($(counter unwinds) - unw0)) ;;
 	native)
-		recs=$(dumped CALLCHAIN_DEFERRED)
+		recs=$(dumped CALLCHAIN_DEFERRED "$counts")
 		lrec=- unw=${recs:-0} ;;
 	*)	recs=- lrec=- unw=- ;;
 	esac
@@ -120,14 +113,13 @@ while [ "$rep" -le "$reps" ]; do
 	for rate in $rates; do
 		for wl in $wls; do
 			u=$(echo "$units" | tr ' ' '\n' | sed -n "s/^$wl=//p")
-			for cfg in $cfgs; do
+			wl_cfgs=$cfgs
+			case "$kind: $dwarf_wls " in
+			"module:"*" $wl "*) wl_cfgs="$cfgs module-dwarf module-dwarf-keep" ;;
+			esac
+			for cfg in $wl_cfgs; do
 				run "$wl" "$cfg" "$rate" "$rep" "$u" || fail=1
 			done
-			[ "$kind" = module ] && case " $dwarf_wls " in *" $wl "*)
-				for cfg in module-dwarf module-dwarf-keep; do
-					run "$wl" "$cfg" "$rate" "$rep" "$u" || fail=1
-				done ;;
-			esac
 		done
 	done
 	rep=$((rep + 1))
