@@ -14,6 +14,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/kallsyms.h>
 #include <linux/kprobes.h>
 #include <linux/objtool.h>
 #include <linux/perf_event.h>
@@ -21,10 +22,16 @@
 #include <linux/preempt.h>
 #include <linux/sched.h>
 #include <linux/sched/task_stack.h>
+#include <linux/string.h>
 #include <asm/linkage.h>
 #include <asm/ptrace.h>
 
 #include "perf_defer.h"
+
+/* pd_is_perf_file() needs kallsyms to name a data symbol */
+#ifndef CONFIG_KALLSYMS_ALL
+#error "perf_defer needs CONFIG_KALLSYMS_ALL"
+#endif
 
 asmlinkage void pd_ret_stub(void);
 
@@ -58,13 +65,36 @@ static DEFINE_PER_CPU(struct pd_slot, pd_slots[4]);
 #define PD_NEVER_DEFER	(PF_KTHREAD | PF_IO_WORKER | PF_EXITING)
 #endif
 
+/*
+ * perf's file_operations, learnt from the first file that kallsyms names
+ * perf_fops.  Never called: only compared.
+ */
 static const struct file_operations *pd_perf_fops;
-/* perf's sysctl; not exported: found at init */
-static const int *pd_max_contexts;
 
+/*
+ * Is @file a perf event?  perf_fops is not exported, and the module takes
+ * no address from kallsyms_lookup_name() (not exported either; calling it
+ * through a kprobe's address faults on IBT kernels, where the probe sits
+ * after the ENDBR).  Asking kallsyms for the name of the file's f_op is
+ * enough: the first file named "perf_fops+0x0/..." in vmlinux teaches the
+ * pointer, and later checks are a comparison.
+ */
 bool pd_is_perf_file(struct file *file)
 {
-	return file->f_op == pd_perf_fops;
+	const struct file_operations *fops = READ_ONCE(pd_perf_fops);
+	static const char want[] = "perf_fops+0x0/";
+	char name[KSYM_SYMBOL_LEN];
+
+	if (fops)
+		return file->f_op == fops;
+	if (!file->f_op)
+		return false;
+	sprint_symbol(name, (unsigned long)file->f_op);
+	/* a module's symbol would be followed by " [module]" */
+	if (strncmp(name, want, sizeof(want) - 1) || strchr(name, '['))
+		return false;
+	WRITE_ONCE(pd_perf_fops, file->f_op);
+	return true;
 }
 
 /* NMI-safe: no locks, no allocation, no sleeping. */
@@ -87,6 +117,26 @@ static int pd_pre_perf_callchain(struct kprobe *p, struct pt_regs *regs)
 	return 0;
 }
 NOKPROBE_SYMBOL(pd_pre_perf_callchain);
+
+/*
+ * Is there room for the cookie?  Upstream stores it as a context entry: it
+ * needs one more of those, not room below the event's sample_max_stack,
+ * which kernel frames may have used up.  perf's buffer holds
+ * perf_event_max_stack + perf_event_max_contexts_per_stack entries, and
+ * the event's max_stack is at most the former, so either test keeps the
+ * store inside it.  Without the sysctl's value (att->max_contexts is 0
+ * when the attaching process could not read it), only room below
+ * max_stack is known.
+ */
+static bool pd_cookie_fits(const struct perf_callchain_entry_ctx *ctx,
+			   const struct pd_attach *att)
+{
+	if (ctx->contexts_maxed)
+		return false;
+	if (att->max_contexts)
+		return ctx->contexts < att->max_contexts;
+	return ctx->nr < ctx->max_stack;
+}
 
 /* NMI-safe: no locks, no allocation, no sleeping. */
 static int pd_pre_perf_callchain_user(struct kprobe *p, struct pt_regs *regs)
@@ -112,12 +162,13 @@ static int pd_pre_perf_callchain_user(struct kprobe *p, struct pt_regs *regs)
 	if (!entry->nr || entry->ip[entry->nr - 1] != PERF_CONTEXT_USER)
 		return 0;
 	/*
-	 * The cookie is stored as upstream stores it, as a context entry:
-	 * it needs one more of those, not room below the event's
-	 * sample_max_stack, which kernel frames may have used up.  The
-	 * buffer holds max_stack + max_contexts_per_stack entries.
+	 * A kernel-mode sample with nothing between PERF_CONTEXT_KERNEL and
+	 * PERF_CONTEXT_USER: x86's perf_callchain_kernel() stored nothing,
+	 * which it does only while a KVM guest runs (perf_guest_state()).
+	 * perf_callchain_user() then stores nothing either; the host VMM's
+	 * stack is not the sample's, so leave it to perf.
 	 */
-	if (ctx->contexts_maxed || ctx->contexts >= READ_ONCE(*pd_max_contexts))
+	if (!from_user && entry->nr >= 2 && entry->ip[entry->nr - 2] == PERF_CONTEXT_KERNEL)
 		return 0;
 	/*
 	 * Look the event up again rather than keep a pointer in the slot:
@@ -125,7 +176,7 @@ static int pd_pre_perf_callchain_user(struct kprobe *p, struct pt_regs *regs)
 	 * hand out an attach freed since.  A hash hit on an attached event.
 	 */
 	att = pd_attach_find(key);
-	if (!att)
+	if (!att || !pd_cookie_fits(ctx, att))
 		return 0;
 	cookie = pd_request(att, from_user, slot->id);
 	if (!cookie)
@@ -144,36 +195,28 @@ static struct kprobe pd_kp_callchain = {
 	.pre_handler	= pd_pre_perf_callchain,
 };
 
+/*
+ * Never called for a sample we defer (the pre-handler changed the IP), but
+ * its presence is what kprobes key on: a probe with a post-handler is
+ * never jump-optimised (an optimised probe cannot change the IP), and on
+ * ftrace it is registered with FTRACE_OPS_FL_IPMODIFY, so a livepatch of
+ * perf_callchain_user() is refused while we hold it instead of clashing.
+ */
+static void pd_post_perf_callchain_user(struct kprobe *p, struct pt_regs *regs,
+					unsigned long flags)
+{
+}
+NOKPROBE_SYMBOL(pd_post_perf_callchain_user);
+
 static struct kprobe pd_kp_callchain_user = {
 	.symbol_name	= "perf_callchain_user",
 	.pre_handler	= pd_pre_perf_callchain_user,
+	.post_handler	= pd_post_perf_callchain_user,
 };
-
-/* kallsyms_lookup_name() is not exported: find it through a kprobe. */
-static unsigned long pd_lookup_name(const char *name)
-{
-	struct kprobe kp = { .symbol_name = "kallsyms_lookup_name" };
-	unsigned long (*lookup)(const char *name);
-	int ret;
-
-	ret = register_kprobe(&kp);
-	if (ret < 0)
-		return 0;
-	lookup = (void *)kp.addr;
-	unregister_kprobe(&kp);
-	return lookup ? lookup(name) : 0;
-}
 
 int pd_hooks_init(void)
 {
 	int ret;
-
-	pd_perf_fops = (void *)pd_lookup_name("perf_fops");
-	pd_max_contexts = (void *)pd_lookup_name("sysctl_perf_event_max_contexts_per_stack");
-	if (!pd_perf_fops || !pd_max_contexts) {
-		pr_err("cannot find perf's symbols (needs CONFIG_KALLSYMS_ALL and CONFIG_KPROBES)\n");
-		return -ENOENT;
-	}
 
 	ret = register_kprobe(&pd_kp_callchain_user);
 	if (ret) {

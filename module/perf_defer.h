@@ -79,6 +79,7 @@ struct pd_attach {
 	u64			regs_mask;	/* with dump_stack: sample_regs_user */
 	u32			dump_stack;	/* the session's, at attach */
 	u16			max_stack;
+	u16			max_contexts;	/* perf's sysctl, 0: unknown */
 	bool			sample_id_all;
 	struct rcu_head		rcu;
 	struct work_struct	free_work;

@@ -16,10 +16,12 @@
 #include <linux/hashtable.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
+#include <linux/magic.h>
 #include <linux/perf_event.h>
 #include <linux/pid_namespace.h>
 #include <linux/poll.h>
 #include <linux/slab.h>
+#include <linux/string.h>
 #include <linux/uaccess.h>
 #include <linux/workqueue.h>
 
@@ -31,20 +33,22 @@ static DEFINE_MUTEX(pd_lock);
 static struct pd_session *pd_sessions[PD_MAX_SESSIONS];
 static struct workqueue_struct *pd_wq;
 
-/* Look an event up; callers are in an RCU (or preempt-off) section. */
+/*
+ * Look an event up.  Callers hold pd_lock, or run where an RCU grace period
+ * cannot end under them: the kprobe handlers run with preemption off (in
+ * NMI or IRQ, or in a tracepoint's section).  The attach found stays valid
+ * for as long as that lasts: it is freed after a grace period.
+ */
 struct pd_attach *pd_attach_find(struct perf_event *event)
 {
-	struct pd_attach *att, *found = NULL;
+	struct pd_attach *att;
 
-	rcu_read_lock();
-	hash_for_each_possible_rcu(pd_attach_hash, att, node, (unsigned long)event) {
-		if (att->event == event) {
-			found = att;
-			break;
-		}
+	hash_for_each_possible_rcu(pd_attach_hash, att, node, (unsigned long)event,
+				   lockdep_is_held(&pd_lock)) {
+		if (att->event == event)
+			return att;
 	}
-	rcu_read_unlock();
-	return found;
+	return NULL;
 }
 
 static void pd_session_put(struct pd_session *s)
@@ -118,6 +122,39 @@ static long pd_ioctl_get_version(void __user *uarg)
 	return copy_to_user(uarg, &v, sizeof(v)) ? -EFAULT : 0;
 }
 
+/*
+ * perf's kernel.perf_event_max_contexts_per_stack, as the attaching process
+ * reads it; 0 when it cannot (no /proc there).  perf refuses to change it
+ * (-EBUSY) while any event with callchains exists, so the value read here
+ * holds for as long as the attach holds its event.  The hook writes into
+ * perf's buffer on the strength of it: only procfs's own file counts, not
+ * something mounted over it.
+ */
+static u16 pd_read_max_contexts(void)
+{
+	static const char path[] = "/proc/sys/kernel/perf_event_max_contexts_per_stack";
+	char buf[16] = { };
+	struct dentry *d;
+	struct file *f;
+	loff_t pos = 0;
+	ssize_t n;
+	u16 val = 0;
+
+	f = filp_open(path, O_RDONLY, 0);
+	if (IS_ERR(f))
+		return 0;
+	d = f->f_path.dentry;
+	if (d->d_sb->s_magic == PROC_SUPER_MAGIC &&
+	    !strcmp(d->d_name.name, kbasename(path)) &&
+	    !strcmp(d->d_parent->d_name.name, "kernel")) {
+		n = kernel_read(f, buf, sizeof(buf) - 1, &pos);
+		if (n <= 0 || kstrtou16(strim(buf), 10, &val))
+			val = 0;
+	}
+	filp_close(f, NULL);
+	return val;
+}
+
 /* The perf event behind a caller's fd; holds the file on success. */
 static struct perf_event *pd_perf_fget(int fd, struct file **filep)
 {
@@ -134,7 +171,7 @@ static struct perf_event *pd_perf_fget(int fd, struct file **filep)
 }
 
 static int pd_attach(struct pd_session *s, struct perf_event *event,
-		     struct file *file)
+		     struct file *file, u16 max_contexts)
 {
 	const struct perf_event_attr *attr = &event->attr;
 	struct pd_attach *att;
@@ -168,6 +205,7 @@ static int pd_attach(struct pd_session *s, struct perf_event *event,
 	att->ns = get_pid_ns(event->ns);
 	att->clockid = attr->use_clockid ? attr->clockid : -1;
 	att->max_stack = attr->sample_max_stack ?: PERF_MAX_STACK_DEPTH;
+	att->max_contexts = max_contexts;
 	att->dump_stack = s->dump_stack;
 	if (s->dump_stack)
 		att->regs_mask = attr->sample_regs_user;
@@ -197,6 +235,7 @@ static long pd_ioctl_attach(struct pd_session *s, void __user *uarg, bool attach
 	struct perf_event *event;
 	struct pd_attach *att;
 	struct file *file;
+	u16 max_contexts = 0;
 	int ret;
 
 	ret = pd_copy_arg(&a, uarg, sizeof(a));
@@ -207,10 +246,12 @@ static long pd_ioctl_attach(struct pd_session *s, void __user *uarg, bool attach
 	event = pd_perf_fget(a.perf_fd, &file);
 	if (IS_ERR(event))
 		return PTR_ERR(event);
+	if (attach)
+		max_contexts = pd_read_max_contexts();
 
 	mutex_lock(&pd_lock);
 	if (attach) {
-		ret = pd_attach(s, event, file);
+		ret = pd_attach(s, event, file, max_contexts);
 		if (!ret)
 			file = NULL;	/* the attach holds it now */
 	} else {

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Static guard for kernels with indirect branch tracking (IBT), which TCG
+# does not emulate: perf_defer.ko must not call through an address it
+# looked up itself.  On CONFIG_X86_KERNEL_IBT kernels a kprobe's address
+# lies past the function's ENDBR, and a function whose address the kernel
+# never takes may have its ENDBR sealed at boot: an indirect call to
+# either raises a control-protection fault (#CP) on Tiger Lake and later.
+#
+#	tests/ibt.sh MODULE.ko...
+#
+# For each module (TAP):
+#  - it neither imports nor names kallsyms_lookup_name;
+#  - its only indirect calls or jumps are in the functions listed below,
+#    which call pointers the kernel hands them (poll_wait()'s qproc).
+set -eu -o pipefail
+
+# functions allowed an indirect call, and why
+allowed_fns='pd_poll'	# poll_wait(): the poll_table's _qproc, set by the kernel
+
+n=0 fail=0
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+notok() { n=$((n + 1)); fail=1; echo "not ok $n - $*"; }
+
+[ $# -gt 0 ] || { echo "usage: tests/ibt.sh MODULE.ko..." >&2; exit 2; }
+echo "TAP version 13"
+echo "1..$((2 * $#))"
+for ko in "$@"; do
+	name=${ko#"${PERF_DEFER_BUILD:-}"}
+	# (grep without -q: an early exit would fail the pipe under pipefail)
+	if nm -u "$ko" | grep -w kallsyms_lookup_name >/dev/null ||
+		strings -a "$ko" | grep kallsyms_lookup_name >/dev/null; then
+		notok "$name: imports or names kallsyms_lookup_name"
+	else
+		ok "$name: no kallsyms_lookup_name"
+	fi
+	# indirect call/jmp sites: 'call *%reg' or a retpoline thunk
+	# (__x86_indirect_thunk_*, __x86_indirect_call_thunk_*); the return
+	# thunk is not one
+	bad=$(objdump -dr --no-show-raw-insn "$ko" | awk -v allowed=" $allowed_fns " '
+		/^[0-9a-f]+ <.*>:$/ { fn = $2; gsub(/[<>:]/, "", fn); next }
+		/(call|jmp)q? +\*/ || /__x86_indirect_(call_)?thunk/ {
+			if (index(allowed, " " fn " ") == 0) print fn ": " $0
+		}')
+	if [ -n "$bad" ]; then
+		notok "$name: indirect calls outside the allowed functions"
+		while IFS= read -r line; do echo "#   $line"; done <<<"$bad"
+	else
+		ok "$name: indirect calls only in: $allowed_fns"
+	fi
+done
+exit $fail
