@@ -23,8 +23,10 @@
 #include <linux/log2.h>
 #include <linux/module.h>
 #include <linux/percpu.h>
+#include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/sched/clock.h>
+#include <linux/sched/task_stack.h>
 #include <linux/slab.h>
 #include <linux/task_work.h>
 #include <linux/vmalloc.h>
@@ -33,19 +35,35 @@
 
 #define PD_PROBE	8
 
+/*
+ * A slot's life: FREE -> CLAIMED (by one sample, which sets it up) ->
+ * PENDING (published: samples of the same kernel entry join it) ->
+ * CLOSING (the task_work has walked: samples of the task fall back to
+ * perf's own walk) -> DONE -> reused.  DONE keeps the owner and the user
+ * registers the task_work saw, so that a sample later in the same kernel
+ * entry (after the task_work, before the return to user space) is told
+ * apart from one in the next entry: the entry code writes every pt_regs
+ * word anew on each entry, and a syscall's result is in ax only once it
+ * has run.  A DONE slot is free for any other task to claim.
+ */
 enum pd_state {
-	PD_PENDING,	/* samples of the same kernel entry join it */
-	PD_CLOSING,	/* last pass of the task_work: samples make a new one */
+	PD_FREE,
+	PD_CLAIMED,
+	PD_PENDING,
+	PD_CLOSING,
+	PD_DONE,
 };
 
 struct pd_request {
-	struct task_struct	*task;		/* owner; NULL: free slot */
 	int			state;
+	struct task_struct	*task;		/* owner; compared, never used */
 	u64			cookie;
+	u64			exec_id;	/* owner's self_exec_id at the request */
 	u64			last_sample;	/* local_clock() of the newest */
 	struct callback_head	work;
 	struct pd_attach	*att[PD_MAX_SESSIONS];	/* one per session */
 	u64			stream_id[PD_MAX_SESSIONS];	/* its sampler's id */
+	struct pt_regs		done_regs;	/* DONE: user regs at the end */
 };
 
 DEFINE_PER_CPU(struct pd_counters, pd_counters);
@@ -77,76 +95,154 @@ static u64 pd_new_cookie(void)
 
 static void pd_task_work(struct callback_head *cb);
 
+/* What a sample of current does with its present kernel entry. */
+enum pd_find {
+	PD_NEW,		/* no request for this entry yet: claim one */
+	PD_JOIN,	/* a PENDING request: join it */
+	PD_NONE,	/* this entry's unwind has run, or is finishing */
+};
+
 /*
- * Find current's pending request, or claim a free slot for a new one.
- * NMI-safe: no locks, no allocation, no sleeping.  Only interrupts of
- * current itself look for current, so a PENDING request found here cannot
- * change state until we return: the task_work that would change it is
- * what we interrupted, if anything.
+ * Look for current's request among its slots.  Only interrupts of current
+ * look for current, so a slot current owns cannot change state while we
+ * look: the task_work that would change it is what we interrupted, if
+ * anything.  Slots of other tasks may change under us; the acquire on
+ * state orders the read of the owner after its publication.
  */
-static struct pd_request *pd_request_get(bool *joined)
+static enum pd_find pd_request_find(struct pd_request **found, bool from_user)
+{
+	unsigned long h = hash_ptr(current, pd_pool_bits);
+	unsigned long mask = (1UL << pd_pool_bits) - 1;
+	struct pd_request *r, *done = NULL;
+	unsigned int i;
+	int state;
+
+	for (i = 0; i < PD_PROBE; i++) {
+		r = &pd_pool[(h + i) & mask];
+		/* pairs with the release that published the slot */
+		state = smp_load_acquire(&r->state);
+		if (state < PD_PENDING || READ_ONCE(r->task) != current)
+			continue;
+		if (state == PD_DONE) {
+			done = r;
+			continue;
+		}
+		*found = r;
+		if (state == PD_CLOSING)
+			return PD_NONE;
+		/* made before an exec: no record will come of it */
+		return r->exec_id == current->self_exec_id ? PD_JOIN : PD_NONE;
+	}
+	/*
+	 * A DONE request of current: a sample that interrupted user mode is
+	 * in a new entry; one in the kernel is in the same entry if the user
+	 * registers are those the task_work left.  A new request reuses the
+	 * slot first.
+	 */
+	*found = done;
+	if (done && !from_user &&
+	    !memcmp(&done->done_regs, task_pt_regs(current), sizeof(done->done_regs)))
+		return PD_NONE;
+	return PD_NEW;
+}
+
+/* Try to move a FREE or DONE slot to CLAIMED. */
+static bool pd_slot_claim(struct pd_request *r)
+{
+	int state = READ_ONCE(r->state);
+
+	return (state == PD_FREE || state == PD_DONE) &&
+	       cmpxchg(&r->state, state, PD_CLAIMED) == state;
+}
+
+/* Claim @prefer, else a FREE or DONE slot near hash(current). */
+static struct pd_request *pd_request_claim(struct pd_request *prefer)
 {
 	unsigned long h = hash_ptr(current, pd_pool_bits);
 	unsigned long mask = (1UL << pd_pool_bits) - 1;
 	struct pd_request *r;
 	unsigned int i;
 
+	if (prefer && pd_slot_claim(prefer))
+		return prefer;
 	for (i = 0; i < PD_PROBE; i++) {
 		r = &pd_pool[(h + i) & mask];
-		if (READ_ONCE(r->task) == current &&
-		    READ_ONCE(r->state) == PD_PENDING) {
-			*joined = true;
+		if (pd_slot_claim(r))
 			return r;
-		}
-	}
-	for (i = 0; i < PD_PROBE; i++) {
-		r = &pd_pool[(h + i) & mask];
-		if (!READ_ONCE(r->task) && !cmpxchg(&r->task, NULL, current)) {
-			r->state = PD_PENDING;
-			r->cookie = pd_new_cookie();
-			r->last_sample = 0;
-			*joined = false;
-			return r;
-		}
 	}
 	return NULL;
 }
 
-static void pd_request_release(struct pd_request *r)
+/* Last use of a slot: it may be claimed again from here on. */
+static void pd_request_release(struct pd_request *r, int state)
 {
 	/* the slot's contents are done with before it can be claimed again */
-	smp_store_release(&r->task, NULL);
+	smp_store_release(&r->state, state);
+}
+
+/* Keep the newest sample time; a nested NMI may race us. */
+static void pd_note_sample(struct pd_request *r)
+{
+	u64 now = local_clock(), old = READ_ONCE(r->last_sample);
+
+	while (old < now) {
+		u64 prev = cmpxchg64(&r->last_sample, old, now);
+
+		if (prev == old)
+			break;
+		old = prev;
+	}
 }
 
 /*
  * Make the present sample part of current's deferred unwind, for @att's
  * session; @stream_id is the id of the event that sampled (an inherited
- * child of the attached one, maybe), as perf's sample_id puts it.  Returns the cookie, or 0 when the sample must keep the normal
- * in-NMI user walk.  NMI-safe: no locks, no allocation, no sleeping.
+ * child of the attached one, maybe), as perf's sample_id puts it.  Returns
+ * the cookie, or 0 when the sample must keep the normal in-NMI user walk.
+ * NMI-safe: no locks, no allocation, no sleeping.
+ *
+ * One request per kernel entry, as upstream keeps one cookie per entry
+ * until the return to user space: a sample that comes after the entry's
+ * unwind (in the task_work itself, or later on the way out) makes no new
+ * request, so nothing the task_work does can queue it again.
  */
 u64 pd_request(struct pd_attach *att, bool from_user, u64 stream_id)
 {
-	struct pd_request *r;
-	bool joined;
+	struct pd_request *r = NULL;
+	enum pd_find how;
 
 	/* task_work_add() records a KASAN aux stack, which allocates */
 	if (IS_ENABLED(CONFIG_KASAN) && in_nmi())
 		goto fallback;
 
-	r = pd_request_get(&joined);
-	if (!r)
-		goto fallback;
-
-	if (!joined) {
+	how = pd_request_find(&r, from_user);
+	if (how == PD_NONE)
+		return 0;
+	if (how == PD_NEW) {
+		r = pd_request_claim(r);
+		if (!r)
+			goto fallback;
+		WRITE_ONCE(r->task, current);
+		r->cookie = pd_new_cookie();
+		r->exec_id = current->self_exec_id;
+		WRITE_ONCE(r->last_sample, 0);
 		init_task_work(&r->work, pd_task_work);
 		if (task_work_add(current, &r->work, TWA_RESUME)) {
-			pd_request_release(r);
+			pd_request_release(r, PD_FREE);
 			return 0;
 		}
 		__module_get(THIS_MODULE);
 		atomic_inc(&pd_pending);
-		/* An NMI does not return through the resume-work path. */
-		if (in_nmi() && from_user)
+		/* published once whole: a nested NMI joins only this */
+		smp_store_release(&r->state, PD_PENDING);
+		/*
+		 * An NMI does not return through the resume-work path, and
+		 * one that hit the exit path after its last look at the work
+		 * flags (interrupts off) would leave the unwind to the next
+		 * kernel entry: the self-IPI makes the return to user space
+		 * take one more trip through it.
+		 */
+		if (in_nmi())
 			irq_work_queue(this_cpu_ptr(&pd_kick));
 	}
 
@@ -156,7 +252,7 @@ u64 pd_request(struct pd_attach *att, bool from_user, u64 stream_id)
 	 * failed reference (detach under way) can simply be undone.
 	 */
 	if (!READ_ONCE(r->att[att->idx]) && !cmpxchg(&r->att[att->idx], NULL, att)) {
-		r->stream_id[att->idx] = stream_id;
+		WRITE_ONCE(r->stream_id[att->idx], stream_id);
 		if (!refcount_inc_not_zero(&att->ref))
 			WRITE_ONCE(r->att[att->idx], NULL);
 	}
@@ -165,10 +261,10 @@ u64 pd_request(struct pd_attach *att, bool from_user, u64 stream_id)
 	 * perf stamped this sample just before: the record must not be
 	 * older, even if the unwind runs on a CPU whose clock lags.
 	 */
-	WRITE_ONCE(r->last_sample, max(r->last_sample, local_clock()));
+	pd_note_sample(r);
 
 	pd_count(requests);
-	if (joined)
+	if (how == PD_JOIN)
 		pd_count(dedup);
 	return r->cookie;
 
@@ -244,35 +340,46 @@ static bool pd_task_dump(struct pd_dump **dump, u32 stack)
 static void pd_task_work(struct callback_head *cb)
 {
 	struct pd_request *r = container_of(cb, struct pd_request, work);
-	bool exiting = current->flags & PF_EXITING;
 	struct pd_attach *att[PD_MAX_SESSIONS] = { };
 	struct pd_dump *dump = NULL;
 	struct pd_need need, all;
 	unsigned int i, nr = 0;
 	bool dumped = false;
 	u64 *ips = NULL;
+	bool gone;
 
+	/*
+	 * Exiting: the user stack is going away.  Exec'd since the request:
+	 * the stack is the new image's, which the sample never saw, and perf
+	 * itself stops monitoring a set-user-ID exec there.  Neither gets a
+	 * record.
+	 */
+	gone = (current->flags & PF_EXITING) || r->exec_id != current->self_exec_id;
 	pd_take_slots(r, att, &need);
-	if (!exiting && need.depth)
+	if (!gone && need.depth)
 		ips = pd_task_walk(need.depth, &nr);
-	if (!exiting && need.dump)
+	if (!gone && need.dump)
 		dumped = pd_task_dump(&dump, need.stack);
-	/* interrupts of this task see this before we look again */
-	WRITE_ONCE(r->state, PD_CLOSING);
+	/*
+	 * From here on, samples of this task make no request (no joining, no
+	 * new one): what this function does (the walk's faults, the wake-up
+	 * of a reader, kfree()) could otherwise queue it again, forever.
+	 */
+	smp_store_release(&r->state, PD_CLOSING);
 	barrier();
 	pd_take_slots(r, att, &all);
 	/*
 	 * A session that joined during the walk or the copy and asks for
 	 * what was not taken (a dump, more stack, a walk) gets it now.
 	 */
-	if (!exiting && all.dump && (!dumped || all.stack > need.stack))
+	if (!gone && all.dump && (!dumped || all.stack > need.stack))
 		dumped = pd_task_dump(&dump, all.stack);
-	if (!exiting && all.depth && !need.depth)
+	if (!gone && all.depth && !need.depth)
 		ips = pd_task_walk(all.depth, &nr);
 	if (ips || dumped)
 		pd_count(unwinds);
 
-	if (exiting && (all.depth || all.dump))
+	if (gone && (all.depth || all.dump))
 		pd_count(exit_pending);
 	for (i = 0; i < PD_MAX_SESSIONS; i++) {
 		if (!att[i])
@@ -284,7 +391,7 @@ static void pd_task_work(struct callback_head *cb)
 			pd_ring_emit(att[i], r->cookie, ips,
 				     min_t(unsigned int, nr, att[i]->max_stack),
 				     READ_ONCE(r->last_sample) + 1, r->stream_id[i]);
-		else if (!exiting)
+		else if (!gone)
 			pd_count(drops);	/* no memory */
 		pd_attach_put(att[i]);
 	}
@@ -294,13 +401,18 @@ static void pd_task_work(struct callback_head *cb)
 		kfree(dump);
 	}
 
-	pd_request_release(r);
+	r->done_regs = *task_pt_regs(current);
 	atomic_dec(&pd_pending);
 	/*
-	 * Last: the reference that keeps this code in place.  rmmod refuses
-	 * (-EWOULDBLOCK) while any request holds one.
+	 * The reference that kept this code in place while it could sleep.
+	 * rmmod refuses (-EWOULDBLOCK) while any request holds one; once it
+	 * is dropped, the module's exit waits (synchronize_rcu_tasks()) for
+	 * this task to leave the few instructions left, even if it is
+	 * preempted here.  The slot is still CLOSING: module_put()'s
+	 * tracepoint cannot queue a new request.
 	 */
 	module_put(THIS_MODULE);
+	pd_request_release(r, (current->flags & PF_EXITING) ? PD_FREE : PD_DONE);
 }
 
 int pd_request_init(void)
@@ -323,8 +435,24 @@ void pd_request_exit(void)
 {
 	int cpu;
 
-	/* Each pending request holds a module reference: none is left. */
-	WARN_ON(atomic_read(&pd_pending));
+	/*
+	 * A task_work drops its module reference before its last
+	 * instructions, where a preemptible kernel (preempt=full, or RT) may
+	 * preempt it: wait until every task has left them (a task preempted
+	 * in module text is not an RCU-tasks quiescent state).  That wait
+	 * lasts until every task on the machine has switched voluntarily or
+	 * run in user space: seconds on a busy machine.  A kernel that does
+	 * not preempt in preempt_enable() cannot deschedule the task there,
+	 * and an interrupt in the tail is short against the grace periods
+	 * unload takes anyway (unregister_kprobe(), free_module()).
+	 */
+	if (preempt_model_preemptible()) {
+#ifdef CONFIG_TASKS_RCU
+		synchronize_rcu_tasks();
+#else
+		BUILD_BUG();	/* preemptible kernels select TASKS_RCU with ftrace */
+#endif
+	}
 	for_each_possible_cpu(cpu)
 		irq_work_sync(per_cpu_ptr(&pd_kick, cpu));
 	vfree(pd_pool);

@@ -461,7 +461,7 @@ int pd_session_init(void)
 {
 	int ret;
 
-	pd_wq = alloc_workqueue("perf_defer", 0, 0);
+	pd_wq = alloc_workqueue("perf_defer", WQ_UNBOUND, 0);
 	if (!pd_wq)
 		return -ENOMEM;
 

@@ -988,6 +988,120 @@ bool dl_has_user(const struct dl_sample *s)
 	return false;
 }
 
+/*
+ * The kernel's way back to user space, from the unwind's task_work on, and
+ * an execve() (bprm_execve() and below, where the image changes): the
+ * functions (kallsyms names) a sample taken there passes through.
+ */
+static const char *const way_out_fns[] = {
+	"pd_task_work", "task_work_run", "exit_to_user_mode_loop",
+	"exit_to_user_mode_prepare", "syscall_exit_to_user_mode",
+	"syscall_exit_to_user_mode_work", "irqentry_exit_to_user_mode",
+	"irqentry_exit", "begin_new_exec", "setup_new_exec", "load_elf_binary",
+	"bprm_execve",
+};
+
+struct ksym {
+	uint64_t addr;
+	bool way_out;
+	char *name;
+};
+
+static struct ksym *ksyms;
+static size_t nksyms;
+
+static int ksym_cmp(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* /proc/kallsyms' text symbols, sorted, each marked way_out or not */
+static void ksyms_load(void)
+{
+	char line[512], name[256], type;
+	unsigned long long addr;
+	size_t cap = 0, i;
+	FILE *f;
+
+	if (ksyms)
+		return;
+	f = fopen("/proc/kallsyms", "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3 || !addr ||
+		    (type != 't' && type != 'T'))
+			continue;
+		if (nksyms == cap) {
+			struct ksym *n = realloc(ksyms, (cap = cap ? 2 * cap : 65536) * sizeof(*n));
+
+			if (!n)
+				break;
+			ksyms = n;
+		}
+		ksyms[nksyms] = (struct ksym){ .addr = addr, .name = strdup(name) };
+		for (i = 0; i < sizeof(way_out_fns) / sizeof(way_out_fns[0]); i++)
+			ksyms[nksyms].way_out |= !strcmp(name, way_out_fns[i]);
+		nksyms++;
+	}
+	fclose(f);
+	if (ksyms)
+		qsort(ksyms, nksyms, sizeof(*ksyms), ksym_cmp);
+}
+
+/* the kernel text symbol holding @ip, or NULL */
+static const struct ksym *ksym_of(uint64_t ip)
+{
+	size_t lo = 0, hi = nksyms;
+
+	ksyms_load();
+	if (!nksyms || ip < ksyms[0].addr)
+		return NULL;
+	/* the last symbol at or below the IP */
+	while (hi - lo > 1) {
+		size_t mid = (lo + hi) / 2;
+
+		if (ksyms[mid].addr <= ip)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return &ksyms[lo];
+}
+
+bool dl_on_way_out(const struct dl_sample *s)
+{
+	const struct ksym *k;
+	uint32_t i;
+
+	if (!dl_kernel_mode(s))
+		return false;
+	for (i = 1; i < s->nr && s->chain[i] < PERF_CONTEXT_MAX; i++) {
+		k = ksym_of(s->chain[i]);
+		if (k && k->way_out)
+			return true;
+	}
+	return false;
+}
+
+void dl_log_kernel_chain(const struct dl_sample *s)
+{
+	const struct ksym *k;
+	uint32_t i;
+
+	if (!dl_kernel_mode(s)) {
+		dl_log("  (a user-mode sample)");
+		return;
+	}
+	for (i = 1; i < s->nr && s->chain[i] < PERF_CONTEXT_MAX; i++) {
+		k = ksym_of(s->chain[i]);
+		dl_log("  %s+%#llx", k ? k->name : "?",
+		       (unsigned long long)(k ? s->chain[i] - k->addr : s->chain[i]));
+	}
+}
+
 struct key {
 	int sess;
 	uint32_t tid;

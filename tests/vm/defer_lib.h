@@ -234,6 +234,18 @@ static inline bool dl_kernel_mode(const struct dl_sample *s)
 bool dl_deferred(const struct dl_sample *s, uint64_t *cookie);
 /* the sample has a PERF_CONTEXT_USER part (an in-NMI user walk) */
 bool dl_has_user(const struct dl_sample *s);
+/*
+ * A kernel-mode sample taken on the way back to user space, from the
+ * entry's unwind on (its kernel chain passes through perf_defer's
+ * task_work or the kernel's exit-to-user path; /proc/kallsyms names them):
+ * there the module makes no new request, as upstream keeps one cookie per
+ * entry, and the sample keeps perf's own walk.  Likewise in an execve()
+ * (begin_new_exec() and after): a request made before the exec gets no
+ * record, and samples joining it keep perf's walk.
+ */
+bool dl_on_way_out(const struct dl_sample *s);
+/* a sample's kernel chain, one "# symbol+off" line per frame */
+void dl_log_kernel_chain(const struct dl_sample *s);
 
 struct dl_stitch_stats {
 	size_t samples;			/* of attached events */

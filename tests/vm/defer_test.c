@@ -30,6 +30,7 @@
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -129,8 +130,36 @@ static uint64_t wait_no_pending(int fd, int ms)
 }
 
 /*
+ * The in-NMI user chain of @s is (a prefix of) the chain of the newest
+ * record of its task before it: a kernel-mode sample of an entry whose user
+ * registers are those the previous entry's unwind left (a fault retried on
+ * the same instruction, say), which the module takes for the same entry.
+ */
+static bool same_as_last_record(const struct dl_data *d, const struct dl_sample *s)
+{
+	const struct dl_record *best = NULL;
+	const uint64_t *ips;
+	size_t j;
+	int n;
+
+	n = dl_user_chain(d, s, &ips);
+	if (n <= 0)
+		return false;
+	for (j = 0; j < d->nr; j++) {
+		const struct dl_record *r = &d->r[j];
+
+		if (r->sid.tid == s->tid && r->sid.time <= s->time &&
+		    (!best || r->sid.time > best->sid.time))
+			best = r;
+	}
+	return best && best->nr >= (uint32_t)n && !memcmp(best->ips, ips, n * sizeof(*ips));
+}
+
+/*
  * Samples of attached events with an in-NMI user chain that are followed
- * by a deferred sample of the same task: not in its exit path.
+ * by a deferred sample of the same task: not in its exit path, not on the
+ * way back to user space after their entry's unwind, not in an exec, and
+ * with another stack than the task's last unwind.
  */
 static size_t not_deferred_midlife(const struct dl_data *d)
 {
@@ -141,17 +170,20 @@ static size_t not_deferred_midlife(const struct dl_data *d)
 		const struct dl_sample *s = &d->s[i];
 
 		if (s->ev < 0 || d->ev_sess[s->ev] < 0 || dl_deferred(s, &cookie) ||
-		    !dl_has_user(s) || !s->time)
+		    !dl_has_user(s) || !s->time || dl_on_way_out(s) ||
+		    same_as_last_record(d, s))
 			continue;
 		for (j = 0; j < d->ns; j++) {
 			const struct dl_sample *t = &d->s[j];
 
 			if (t->tid == s->tid && t->ev == s->ev && t->time > s->time &&
 			    dl_deferred(t, &cookie)) {
-				if (!bad++)
+				if (!bad++) {
 					dl_log("tid %u: sample not deferred at %llu, a deferred one "
 					       "at %llu", s->tid, (unsigned long long)s->time,
 					       (unsigned long long)t->time);
+					dl_log_kernel_chain(s);
+				}
 				break;
 			}
 		}
@@ -1049,7 +1081,10 @@ TEST_F_TIMEOUT(defer, record_sample_id_layout, 120)
 	}
 }
 
-/* samples not deferred after the last deferred one of their task */
+/*
+ * Samples not deferred after the last deferred one of their task, or on
+ * the way back to user space after their entry's unwind
+ */
 static size_t midlife_tail(const struct dl_data *d)
 {
 	size_t i, j, tail = 0;
@@ -1058,6 +1093,10 @@ static size_t midlife_tail(const struct dl_data *d)
 	for (i = 0; i < d->ns; i++) {
 		if (dl_deferred(&d->s[i], &cookie))
 			continue;
+		if (dl_on_way_out(&d->s[i])) {
+			tail++;
+			continue;
+		}
 		for (j = 0; j < d->ns; j++)
 			if (d->s[j].tid == d->s[i].tid && d->s[j].time > d->s[i].time &&
 			    dl_deferred(&d->s[j], &cookie))
@@ -1107,7 +1146,10 @@ TEST_F_TIMEOUT(defer, pool_empty_falls_back, 120)
 	TH_LOG("%zu samples kept an in-NMI chain, pool_empty %llu", fallback,
 	       (unsigned long long)delta.pool_empty);
 	EXPECT_LT(0, delta.pool_empty) TH_LOG("the pool never ran dry");
-	/* the others kept it in a task's exit path, which is never deferred */
+	/*
+	 * the others kept it in a task's exit path, which is never deferred,
+	 * or on the way out after their entry's unwind
+	 */
 	EXPECT_LE(delta.pool_empty, fallback);
 	EXPECT_GE(delta.pool_empty, fallback - midlife_tail(&self->d));
 	EXPECT_EQ(0, bad) TH_LOG("fallback samples without a user chain");
@@ -1153,49 +1195,76 @@ TEST_F_TIMEOUT(defer, depth_limit, 120)
 							   st.samples - st.deferred, st.samples);
 }
 
+/* the state letter of /proc/PID/stat, or 0 */
+static char task_state(pid_t pid)
+{
+	char path[64], line[512], *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	p = fgets(line, sizeof(line), f) ? strrchr(line, ')') : NULL;
+	fclose(f);
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
 /*
  * rmmod while a task has an unwind pending is refused, never frees the
- * code its queued task_work points to; once the work ran it works.  A
- * stopped task keeps its work pending: on the way to user space the stop
- * signal is handled before the resume work.
+ * code its queued task_work points to; once the work ran it works.  The
+ * task sleeps in the middle of a system call with its work pending: it
+ * writes 2 MiB at a time into a FIFO of 1 MiB that the test reads only
+ * now and then.  (A stop signal or a ptrace stop would not do: both run
+ * the task_work before they stop.)
  */
 TEST_F_TIMEOUT(defer, rmmod_refused_while_pending, 120)
 {
+	static const char fifo[] = "/tmp/pd_rmmod_fifo";
 	struct perf_defer_stats st = { 0 };
 	struct perf_event_attr attr;
-	pid_t pid;
-	int ret, i, ws;
+	static char buf[1 << 20];
+	int ret, i, rfd;
 
 	LOAD_MODULE();
 	dl_attr_cpu_clock(&attr, PERIOD_NS);
 	SESS_OPEN(0, 64);
-	SPAWN(0, "wl_syscall", "-t", "0", "-c", "65536", "-d", "4");
-	pid = self->c[0].pid;
-	EV_OPEN(0, &attr, pid);
+	unlink(fifo);
+	ASSERT_EQ(0, mkfifo(fifo, 0600));
+	rfd = open(fifo, O_RDONLY | O_NONBLOCK);
+	ASSERT_LE(0, rfd);
+	ASSERT_EQ(1 << 20, fcntl(rfd, F_SETPIPE_SZ, 1 << 20));
+	SPAWN(0, "wl_syscall", "-t", "0", "-c", "2048", "-d", "4", "-w", (char *)fifo);
+	EV_OPEN(0, &attr, self->c[0].pid);
 	ATTACH(0, 0);
 	ASSERT_EQ(0, dl_child_go(&self->c[0]));
-	for (i = 0; i < 50; i++) {
-		usleep(20000 + i * 1000);
-		ASSERT_EQ(0, kill(pid, SIGSTOP));
-		ASSERT_EQ(pid, waitpid(pid, &ws, WUNTRACED));
-		ASSERT_TRUE(WIFSTOPPED(ws));
-		STATS(&st);
-		if (st.pending)
-			break;
-		ASSERT_EQ(0, kill(pid, SIGCONT));
+	for (i = 0; i < 100; i++) {
+		usleep(30000);
+		/* asleep in the write (not between two): its work stays pending */
+		if (task_state(self->c[0].pid) == 'S') {
+			STATS(&st);
+			if (st.pending)
+				break;
+		}
+		/* let the writer go on to its next sleep */
+		while (read(rfd, buf, sizeof(buf)) > 0)
+			;
 	}
-	ASSERT_LT(0, st.pending) TH_LOG("never stopped with a request pending");
-	TH_LOG("stopped with %llu pending after %d tries", (unsigned long long)st.pending, i + 1);
+	ASSERT_LT(0, st.pending) TH_LOG("never asleep with a request pending");
+	TH_LOG("asleep with %llu pending after %d tries", (unsigned long long)st.pending, i + 1);
 	dl_session_close(&self->s[0]);
 	dl_perf_close(&self->p[0]);
 	ret = dl_module_unload();
 	EXPECT_TRUE(ret == -EWOULDBLOCK || ret == -EBUSY) TH_LOG("rmmod: %d", ret);
 	EXPECT_TRUE(dl_module_loaded());
 	/* let it run: its task_work runs on the way back to user space */
-	ASSERT_EQ(0, kill(pid, SIGCONT));
+	while (read(rfd, buf, sizeof(buf)) > 0)
+		;
 	EXPECT_EQ(0, dl_module_unload_wait(5000));
 	self->loaded = false;
 	dl_child_kill(&self->c[0]);
+	close(rfd);
+	unlink(fifo);
 }
 
 TEST_F_TIMEOUT(defer, poll_reports_data, 60)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * wl_syscall [-t MS] [-c KIB] [-d DEPTH] [-n THREADS] [-x kill|exit] [-a MS]
+ * wl_syscall [-t MS] [-c KIB] [-d DEPTH] [-n THREADS] [-x kill|exit] [-a MS] [-w PATH]
  *
  * Syscall-heavy with a deep user stack: each of THREADS threads (default
  * 1) recurses DEPTH levels (default 20) through deep() and then reads KIB
@@ -11,6 +11,9 @@
  * -x kill|exit -a MS: after MS milliseconds a helper thread ends the
  * whole process with kill(getpid(), SIGKILL) or _exit(3), while the
  * readers are in the middle of their reads.
+ *
+ * -w PATH: write KIB KiB per call to PATH (a FIFO, say) instead of reading
+ * /dev/zero; a writer to a full pipe sleeps in the middle of its call.
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -22,6 +25,7 @@
 static volatile unsigned long sink;
 static volatile int stop;
 static int zero_fd;
+static const char *write_path;
 static long chunk = 16384L << 10;
 static int depth = 20;
 static const char *exit_how;
@@ -31,7 +35,7 @@ NOINLINE void reader(char *buf)
 {
 	WL_LEAF_FRAME();
 	while (!stop)
-		sink += wl_sys3(SYS_read, zero_fd, (long)buf, chunk);
+		sink += wl_sys3(write_path ? SYS_write : SYS_read, zero_fd, (long)buf, chunk);
 }
 
 NOINLINE void deep(int n, char *buf)
@@ -69,7 +73,7 @@ int main(int argc, char **argv)
 	pthread_t tid[64], ex;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "t:c:d:n:x:a:")) != -1) {
+	while ((opt = getopt(argc, argv, "t:c:d:n:x:a:w:")) != -1) {
 		switch (opt) {
 		case 't':
 			ms = strtol(optarg, NULL, 0);
@@ -89,14 +93,17 @@ int main(int argc, char **argv)
 		case 'a':
 			exit_after_ms = strtol(optarg, NULL, 0);
 			break;
+		case 'w':
+			write_path = optarg;
+			break;
 		default:
-			fprintf(stderr, "usage: wl_syscall [-t MS] [-c KIB] [-d DEPTH] [-n THREADS] [-x kill|exit] [-a MS]\n");
+			fprintf(stderr, "usage: wl_syscall [-t MS] [-c KIB] [-d DEPTH] [-n THREADS] [-x kill|exit] [-a MS] [-w PATH]\n");
 			return 2;
 		}
 	}
 	if (threads < 1 || threads > 64 || chunk <= 0 || depth < 0)
 		return 2;
-	zero_fd = open("/dev/zero", O_RDONLY);
+	zero_fd = write_path ? open(write_path, O_WRONLY) : open("/dev/zero", O_RDONLY);
 	if (zero_fd < 0)
 		return 1;
 	if (exit_how && pthread_create(&ex, NULL, exiter, NULL))

@@ -1,0 +1,420 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * What a real machine could do to the module that the other tests never
+ * try, run as root in the QEMU guest:
+ *
+ *  - exec: a sample taken before an execve() never gets the new image's
+ *    stack, nor, across a set-user-ID exec, its registers and stack;
+ *  - livelock: events that fire inside the module's own task_work
+ *    (kmem:kfree, sched:sched_waking, page faults) do not queue it again,
+ *    so the task still dies on SIGKILL and unwinds stay within entries.
+ *
+ *	safety_test [-l] [-t TEST]...
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <elf.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "defer_lib.h"
+#include "kselftest_harness.h"
+#include "dl_harness.h"
+
+#define PERIOD_NS	500000		/* cpu-clock every 0.5 ms */
+#define MAX_CHILD	1
+#define MAX_PERF	4
+#define MAX_SESS	3
+#define DUMP_REGS	0xff0fffULL	/* perf's x86-64 DWARF registers */
+#define SUID_TARGET	"/tmp/pd_suid_target"
+
+FIXTURE(safe) {
+	bool loaded;
+	struct dl_child c[MAX_CHILD];
+	struct dl_perf p[MAX_PERF];
+	struct dl_session s[MAX_SESS];
+	struct dl_data d;
+	struct dl_syms *syms;
+};
+
+FIXTURE_SETUP(safe)
+{
+	DL_RUN_INIT(self);
+}
+
+FIXTURE_TEARDOWN(safe)
+{
+	DL_RUN_RESET(self);
+	dl_syms_free(self->syms);
+	unlink(SUID_TARGET);
+	DL_UNLOAD(self);
+}
+
+#define SPAWN(...)							\
+	do {								\
+		char *__argv[] = { __VA_ARGS__, NULL };			\
+		ASSERT_EQ(0, dl_child_spawn(&self->c[0], __argv));	\
+	} while (0)
+
+#define EV_OPEN(i, attr)						\
+	ASSERT_EQ(0, dl_perf_open(&self->p[i], i, attr, self->c[0].pid, DL_ALL_CPUS, 0))
+
+#define ATTACH(si, pi)							\
+	ASSERT_EQ(0, dl_session_attach(&self->s[si], &self->p[pi], &self->d))
+
+/* a session of @pages pages; @dump: with dumps of the default size */
+#define SESS_OPEN(i, pages, dump)					\
+	do {								\
+		ASSERT_EQ(0, dl_session_open(&self->s[i], i, pages));	\
+		if (dump)						\
+			ASSERT_EQ(0, dl_ioc_set_dump(self->s[i].fd,	\
+				PERF_DEFER_DUMP_REGS_STACK, 0));	\
+		ASSERT_EQ(0, dl_session_map(&self->s[i]));		\
+	} while (0)
+
+/* the id of tracepoint "group/name", or -1 */
+static long tp_id(const char *tp)
+{
+	static const char *const roots[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+	char path[256];
+	long id = -1;
+	size_t i;
+	FILE *f;
+
+	mount("tracefs", roots[0], "tracefs", 0, NULL);	/* may be there already */
+	for (i = 0; i < ARRAY_SIZE(roots) && id < 0; i++) {
+		snprintf(path, sizeof(path), "%s/events/%s/id", roots[i], tp);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fscanf(f, "%ld", &id) != 1)
+			id = -1;
+		fclose(f);
+	}
+	return id;
+}
+
+/* a sampling attr like dl_attr_cpu_clock()'s, on every @period events */
+static void attr_event(struct perf_event_attr *attr, uint32_t type, uint64_t config,
+		       uint64_t period)
+{
+	dl_attr_cpu_clock(attr, period);
+	attr->type = type;
+	attr->config = config;
+}
+
+/* e_entry of an ELF64 executable, or 0 */
+static uint64_t elf_entry(const char *path)
+{
+	Elf64_Ehdr eh;
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, &eh, sizeof(eh));
+	close(fd);
+	return n == sizeof(eh) ? eh.e_entry : 0;
+}
+
+static void self_path(char *buf, size_t len, const char *bin)
+{
+	snprintf(buf, len, "%s/%s", dl_self_dir(), bin);
+}
+
+static int write_file(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, val, strlen(val)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+static void read_file(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, len - 1);
+
+	buf[n > 0 ? n : 0] = 0;
+	if (fd >= 0)
+		close(fd);
+	buf[strcspn(buf, "\n")] = 0;
+}
+
+/*
+ * The deferred samples of event @ev: does any session hold a record or a
+ * dump with one of their cookies?  Returns the number of such samples;
+ * counts what was written for them into *leaked.
+ */
+static size_t cookies_of(struct __test_metadata *_metadata, const struct dl_data *d, int ev,
+			 size_t *leaked, uint64_t entry)
+{
+	size_t i, j, n = 0;
+	uint64_t cookie;
+
+	*leaked = 0;
+	for (i = 0; i < d->ns; i++) {
+		if (d->s[i].ev != ev || !dl_deferred(&d->s[i], &cookie))
+			continue;
+		n++;
+		for (j = 0; j < d->nr; j++) {
+			if (d->r[j].cookie != cookie || d->r[j].sid.tid != d->s[i].tid)
+				continue;
+			(*leaked)++;
+			TH_LOG("record of cookie %#llx: %u ips, ips[0] %#llx%s",
+			       (unsigned long long)cookie, d->r[j].nr,
+			       (unsigned long long)(d->r[j].nr ? d->r[j].ips[0] : 0),
+			       d->r[j].nr && d->r[j].ips[0] == entry ? " (the new image's entry)" : "");
+		}
+		for (j = 0; j < d->nu; j++) {
+			if (d->u[j].cookie != cookie || d->u[j].sid.tid != d->s[i].tid)
+				continue;
+			(*leaked)++;
+			TH_LOG("dump of cookie %#llx: %llu bytes of stack",
+			       (unsigned long long)cookie, (unsigned long long)d->u[j].dyn_size);
+		}
+	}
+	return n;
+}
+
+/*
+ * An execve() from a task sampled at sys_enter_execve: the sample's entry
+ * ends in the new image, whose stack it never saw.  No record for it.
+ */
+TEST_F_TIMEOUT(safe, exec_no_new_image_stack, 120)
+{
+	struct perf_event_attr attr;
+	char target[4096];
+	size_t n, leaked;
+	long id;
+	int st;
+
+	LOAD_MODULE();
+	id = tp_id("syscalls/sys_enter_execve");
+	if (id < 0)
+		SKIP(return, "no syscalls:sys_enter_execve tracepoint");
+	self_path(target, sizeof(target), "wl_syscall");
+	SESS_OPEN(0, 64, false);
+	SPAWN("wl_exec", "-l", "200", "--", target, "-t", "200", "-c", "64", "-d", "4");
+	/* event 0 at the exec, event 1 all along */
+	attr_event(&attr, PERF_TYPE_TRACEPOINT, id, 1);
+	EV_OPEN(0, &attr);
+	dl_attr_cpu_clock(&attr, PERIOD_NS);
+	EV_OPEN(1, &attr);
+	ATTACH(0, 0);
+	ATTACH(0, 1);
+	ASSERT_EQ(0, dl_child_go(&self->c[0]));
+	st = dl_collect(&self->c[0], self->p, MAX_PERF, self->s, MAX_SESS, &self->d, NULL);
+	ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) TH_LOG("wait status %#x", st);
+	ASSERT_EQ(0, self->d.nerr) TH_LOG("%s", self->d.err);
+	n = cookies_of(_metadata, &self->d, 0, &leaked, elf_entry(target));
+	TH_LOG("%zu deferred samples at sys_enter_execve, %zu records of %zu in all for them",
+	       n, leaked, self->d.nr);
+	ASSERT_LT(0, n) TH_LOG("no deferred sample at the exec");
+	EXPECT_EQ(0, leaked);
+	/* the rest still works: the image before and after the exec */
+	EXPECT_LT(n, self->d.nr);
+}
+
+/*
+ * A set-user-ID exec under sys_enter_execve, as an unprivileged user who
+ * attached it to their own process would see it: neither the frame-pointer
+ * session nor the dump session gets anything of the new image (its entry
+ * IP, registers, initial stack with auxv and AT_RANDOM).
+ */
+TEST_F_TIMEOUT(safe, setuid_exec_no_record, 120)
+{
+	struct perf_event_attr attr;
+	char target[4096], cmd[8192];
+	size_t i, n0, n1, leaked0, leaked1, of_new = 0;
+	uint64_t entry;
+	long id;
+	int st;
+
+	LOAD_MODULE();
+	id = tp_id("syscalls/sys_enter_execve");
+	if (id < 0)
+		SKIP(return, "no syscalls:sys_enter_execve tracepoint");
+	self_path(target, sizeof(target), "wl_syscall");
+	snprintf(cmd, sizeof(cmd), "cp %s %s && chown 0:0 %s && chmod 4755 %s",
+		 target, SUID_TARGET, SUID_TARGET, SUID_TARGET);
+	ASSERT_EQ(0, system(cmd));
+	entry = elf_entry(SUID_TARGET);
+	ASSERT_NE(0, entry);
+	SESS_OPEN(0, 64, false);
+	SESS_OPEN(1, 64, true);
+	SPAWN("wl_exec", "-u", "65534", "-l", "200", "--", SUID_TARGET, "-t", "100", "-c", "64");
+	attr_event(&attr, PERF_TYPE_TRACEPOINT, id, 1);
+	attr.sample_regs_user = DUMP_REGS;
+	EV_OPEN(0, &attr);
+	EV_OPEN(1, &attr);
+	ATTACH(0, 0);
+	ATTACH(1, 1);
+	ASSERT_EQ(0, dl_child_go(&self->c[0]));
+	st = dl_collect(&self->c[0], self->p, MAX_PERF, self->s, MAX_SESS, &self->d, NULL);
+	ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) TH_LOG("wait status %#x", st);
+	ASSERT_EQ(0, self->d.nerr) TH_LOG("%s", self->d.err);
+	n0 = cookies_of(_metadata, &self->d, 0, &leaked0, entry);
+	n1 = cookies_of(_metadata, &self->d, 1, &leaked1, entry);
+	for (i = 0; i < self->d.nr; i++)
+		of_new += self->d.r[i].nr && self->d.r[i].ips[0] == entry;
+	for (i = 0; i < self->d.nu; i++)
+		of_new += self->d.u[i].nregs > 8 && self->d.u[i].regs[8] == entry;
+	TH_LOG("execve samples: %zu and %zu; records and dumps for them: %zu and %zu; "
+	       "at the new image's entry: %zu", n0, n1, leaked0, leaked1, of_new);
+	ASSERT_LT(0, n0);
+	ASSERT_LT(0, n1);
+	EXPECT_EQ(0, leaked0);
+	EXPECT_EQ(0, leaked1);
+	EXPECT_EQ(0, of_new);
+}
+
+/* drain every ring of the run once */
+static void drain_all(FIXTURE_DATA(safe) *self)
+{
+	int i;
+
+	for (i = 0; i < MAX_PERF; i++)
+		dl_perf_drain(&self->p[i], &self->d);
+	for (i = 0; i < MAX_SESS; i++)
+		dl_session_drain(&self->s[i], &self->d);
+}
+
+/* drain for @ms, polling the sessions; true if the child exited */
+static bool run_for(FIXTURE_DATA(safe) *self, int ms, int *status)
+{
+	struct pollfd pfd[MAX_SESS];
+	struct timespec t0, t;
+	int i;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		for (i = 0; i < MAX_SESS; i++)
+			pfd[i] = (struct pollfd){ .fd = self->s[i].fd, .events = POLLIN };
+		poll(pfd, MAX_SESS, 10);
+		drain_all(self);
+		if (waitpid(self->c[0].pid, status, WNOHANG) == self->c[0].pid) {
+			self->c[0].pid = 0;
+			return true;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 >= ms)
+			return false;
+	}
+}
+
+/* counting events whose sum bounds the child's kernel entries */
+static const char *const entry_tps[] = {
+	"raw_syscalls/sys_enter", "exceptions/page_fault_user",
+	"irq_vectors/local_timer_entry", "irq_vectors/reschedule_entry",
+	"irq_vectors/call_function_entry", "irq_vectors/call_function_single_entry",
+	"irq_vectors/irq_work_entry", "irq/irq_handler_entry",
+};
+
+/*
+ * Samples fired by what the task_work itself does: kfree() of its buffer,
+ * the wake-up of the reader, the walk's page faults.  Each would queue the
+ * task_work again if a sample after the unwind made a new request, and
+ * task_work_run() loops until the list is empty: the task would never
+ * return to user space, nor die on SIGKILL.
+ */
+TEST_F_TIMEOUT(safe, no_livelock_from_own_task_work, 120)
+{
+	static const char *const tps[] = { "kmem/kfree", "sched/sched_waking" };
+	char rate[32], pct[32];
+	struct perf_defer_stats st0, st1, delta;
+	struct perf_event_attr attr;
+	int cfd[ARRAY_SIZE(entry_tps)];
+	uint64_t entries = 0, v;
+	bool exited;
+	size_t i;
+	int status = 0;
+	long id;
+
+	LOAD_MODULE();
+	for (i = 0; i < ARRAY_SIZE(tps); i++)
+		if (tp_id(tps[i]) < 0)
+			SKIP(return, "no %s tracepoint", tps[i]);
+	/* no throttling: it would break the loop, slowly */
+	read_file("/proc/sys/kernel/perf_event_max_sample_rate", rate, sizeof(rate));
+	read_file("/proc/sys/kernel/perf_cpu_time_max_percent", pct, sizeof(pct));
+	/* the rate first: it cannot be written once throttling is off */
+	ASSERT_EQ(0, write_file("/proc/sys/kernel/perf_event_max_sample_rate", "100000000"));
+	ASSERT_EQ(0, write_file("/proc/sys/kernel/perf_cpu_time_max_percent", "0"));
+
+	for (i = 0; i < MAX_SESS; i++)
+		SESS_OPEN(i, 64, false);
+	SPAWN("wl_syscall", "-t", "0", "-c", "64", "-d", "4");
+	for (i = 0; i < ARRAY_SIZE(tps); i++) {
+		attr_event(&attr, PERF_TYPE_TRACEPOINT, tp_id(tps[i]), 1);
+		EV_OPEN(i, &attr);
+		ATTACH(i, i);
+	}
+	attr_event(&attr, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, 1);
+	EV_OPEN(2, &attr);
+	ATTACH(2, 2);
+	for (i = 0; i < ARRAY_SIZE(entry_tps); i++) {
+		struct perf_event_attr c = {
+			.size = sizeof(c), .type = PERF_TYPE_TRACEPOINT,
+			.disabled = 1, .enable_on_exec = 1, .inherit = 1,
+		};
+
+		cfd[i] = -1;
+		id = tp_id(entry_tps[i]);
+		if (id < 0) {
+			TH_LOG("no %s tracepoint: not counted", entry_tps[i]);
+			continue;
+		}
+		c.config = id;
+		cfd[i] = syscall(SYS_perf_event_open, &c, self->c[0].pid, -1, -1, 0);
+		ASSERT_LE(0, cfd[i]) TH_LOG("%s: %s", entry_tps[i], strerror(errno));
+	}
+	ASSERT_EQ(0, dl_get_stats(self->s[0].fd, &st0));
+	ASSERT_EQ(0, dl_child_go(&self->c[0]));
+
+	EXPECT_FALSE(run_for(self, 1000, &status)) TH_LOG("the workload ended by itself");
+	ASSERT_EQ(0, kill(self->c[0].pid, SIGKILL));
+	/* not a timing: a livelocked task never dies; 5 s under TCG is ample */
+	exited = run_for(self, 5000, &status);
+	ASSERT_EQ(0, dl_get_stats(self->s[0].fd, &st1));
+	EXPECT_TRUE(exited) TH_LOG("the task did not die within 5 s of SIGKILL");
+	if (!exited) {
+		/* detached, its samples make no requests: the loop ends */
+		for (i = 0; i < MAX_SESS; i++)
+			dl_session_close(&self->s[i]);
+		exited = run_for(self, 10000, &status);
+		TH_LOG("after closing the sessions: %s", exited ? "died" : "still running");
+	}
+	for (i = 0; i < ARRAY_SIZE(entry_tps); i++) {
+		if (cfd[i] < 0)
+			continue;
+		if (read(cfd[i], &v, sizeof(v)) == sizeof(v))
+			entries += v;
+		close(cfd[i]);
+	}
+	write_file("/proc/sys/kernel/perf_cpu_time_max_percent", pct);
+	write_file("/proc/sys/kernel/perf_event_max_sample_rate", rate);
+	ASSERT_TRUE(exited);
+	dl_stats_delta(&st0, &st1, &delta);
+	dl_stats_log("module counters", &delta);
+	TH_LOG("kernel entries at most %llu (syscalls, user faults, interrupts)",
+	       (unsigned long long)entries);
+	EXPECT_LT(0, delta.unwinds);
+	EXPECT_LE(delta.unwinds, entries);
+}
+
+TEST_HARNESS_MAIN
