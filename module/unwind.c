@@ -145,7 +145,7 @@ void pd_dump_free(struct pd_dump *d)
 int pd_dump_user(struct pd_dump *d, u32 size)
 {
 	struct pt_regs *regs = task_pt_regs(current);
-	unsigned long sp, left;
+	unsigned long sp, want, left;
 
 	pd_dump_free(d);
 	d->abi = PERF_SAMPLE_REGS_ABI_NONE;
@@ -163,8 +163,14 @@ int pd_dump_user(struct pd_dump *d, u32 size)
 	sp = regs->sp;
 	if (d->abi == PERF_SAMPLE_REGS_ABI_32)
 		sp = (u32)sp;
-	left = copy_from_user(d->stack, (const void __user *)sp, size);
-	d->dyn_size = size - left;
-	memset(d->stack + d->dyn_size, 0, left);
+	/*
+	 * Not past the top of the address space, as perf clamps its own
+	 * dumps: with ASLR off the stack ends right at TASK_SIZE, and a
+	 * range that crosses it fails access_ok() as a whole.
+	 */
+	want = sp < TASK_SIZE ? min_t(unsigned long, size, TASK_SIZE - sp) : 0;
+	left = want ? copy_from_user(d->stack, (const void __user *)sp, want) : 0;
+	d->dyn_size = want - left;
+	memset(d->stack + d->dyn_size, 0, size - d->dyn_size);
 	return 0;
 }

@@ -7,7 +7,9 @@
  *    stack, nor, across a set-user-ID exec, its registers and stack;
  *  - livelock: events that fire inside the module's own task_work
  *    (kmem:kfree, sched:sched_waking, page faults) do not queue it again,
- *    so the task still dies on SIGKILL and unwinds stay within entries.
+ *    so the task still dies on SIGKILL and unwinds stay within entries;
+ *  - dumps of a stack that ends at the top of the address space (ASLR
+ *    off) are whole.
  *
  *	safety_test [-l] [-t TEST]...
  */
@@ -36,6 +38,8 @@
 #define MAX_PERF	4
 #define MAX_SESS	3
 #define DUMP_REGS	0xff0fffULL	/* perf's x86-64 DWARF registers */
+#define DUMP_REG_SP	7		/* their index in a dump of DUMP_REGS */
+#define USER_TOP	0x7ffffffff000ULL	/* stack top without ASLR */
 #define SUID_TARGET	"/tmp/pd_suid_target"
 
 FIXTURE(safe) {
@@ -415,6 +419,54 @@ TEST_F_TIMEOUT(safe, no_livelock_from_own_task_work, 120)
 	       (unsigned long long)entries);
 	EXPECT_LT(0, delta.unwinds);
 	EXPECT_LE(delta.unwinds, entries);
+}
+
+/*
+ * With ASLR off the stack ends right at the top of the user address
+ * space: a dump near it is what lies between the SP and the top, not
+ * nothing (a copy that crosses the top fails access_ok() whole).
+ */
+TEST_F_TIMEOUT(safe, dump_whole_without_aslr, 120)
+{
+	struct perf_event_attr attr;
+	char target[4096];
+	size_t i, near = 0, whole = 0;
+	int st;
+
+	LOAD_MODULE();
+	self_path(target, sizeof(target), "wl_syscall");
+	SESS_OPEN(0, 64, true);
+	SPAWN("wl_exec", "-R", "--", target, "-t", "300", "-c", "64", "-d", "4");
+	dl_attr_cpu_clock(&attr, PERIOD_NS);
+	attr.sample_regs_user = DUMP_REGS;
+	EV_OPEN(0, &attr);
+	ATTACH(0, 0);
+	ASSERT_EQ(0, dl_child_go(&self->c[0]));
+	st = dl_collect(&self->c[0], self->p, MAX_PERF, self->s, MAX_SESS, &self->d, NULL);
+	ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) TH_LOG("wait status %#x", st);
+	ASSERT_EQ(0, self->d.nerr) TH_LOG("%s", self->d.err);
+	for (i = 0; i < self->d.nu; i++) {
+		const struct dl_dump *u = &self->d.u[i];
+		uint64_t sp, room;
+
+		if (u->abi != PERF_SAMPLE_REGS_ABI_64 || u->nregs <= DUMP_REG_SP)
+			continue;
+		sp = u->regs[DUMP_REG_SP];
+		if (sp >= USER_TOP || USER_TOP - sp >= u->stack_size)
+			continue;
+		room = USER_TOP - sp;
+		near++;
+		if (u->dyn_size == room)
+			whole++;
+		else if (near - whole <= 3)
+			TH_LOG("sp %#llx: %llu bytes to the top, dump of %llu",
+			       (unsigned long long)sp, (unsigned long long)room,
+			       (unsigned long long)u->dyn_size);
+	}
+	TH_LOG("%zu dumps, %zu within a dump's size of the top, %zu of them whole",
+	       self->d.nu, near, whole);
+	ASSERT_LT(0, near) TH_LOG("no dump near the top: was ASLR off?");
+	EXPECT_EQ(near, whole);
 }
 
 TEST_HARNESS_MAIN
