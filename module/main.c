@@ -18,6 +18,7 @@
 umode_t pd_dev_mode = 0600;
 bool pd_verbose;
 unsigned int pd_pool_size = 1024;
+unsigned int pd_user_sessions = 4;
 
 static int dev_mode_set(const char *val, const struct kernel_param *kp)
 {
@@ -69,6 +70,29 @@ static const struct kernel_param_ops pool_size_ops = {
 module_param_cb(pool_size, &pool_size_ops, &pd_pool_size, 0444);
 MODULE_PARM_DESC(pool_size,
 		 "Deferred-unwind requests that can be pending at once, a power of two in 16..65536 (default: 1024)");
+
+static int user_sessions_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int n;
+	int ret;
+
+	ret = kstrtouint(val, 0, &n);
+	if (ret)
+		return ret;
+	if (!n || n > PD_MAX_SESSIONS - PD_RESERVED_SESSIONS)
+		return -EINVAL;
+	*(unsigned int *)kp->arg = n;
+	return 0;
+}
+
+static const struct kernel_param_ops user_sessions_ops = {
+	.set = user_sessions_set,
+	.get = param_get_uint,
+};
+
+module_param_cb(user_sessions, &user_sessions_ops, &pd_user_sessions, 0644);
+MODULE_PARM_DESC(user_sessions,
+		 "Sessions one user without CAP_PERFMON may hold at once, 1..14 (default: 4)");
 
 module_param_named(verbose, pd_verbose, bool, 0644);
 MODULE_PARM_DESC(verbose, "Log sessions and attach/detach (default: N)");

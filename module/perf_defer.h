@@ -12,6 +12,7 @@
 #define _PERF_DEFER_H
 
 #include <linux/types.h>
+#include <linux/uidgid.h>
 #include <linux/refcount.h>
 #include <linux/rculist.h>
 #include <linux/wait.h>
@@ -23,6 +24,8 @@
 
 /* Sessions open at once; a request keeps one attach slot per session. */
 #define PD_MAX_SESSIONS		16
+/* Sessions only CAP_PERFMON (or CAP_SYS_ADMIN) can have. */
+#define PD_RESERVED_SESSIONS	2
 /* Events one session may attach (per-CPU events of a big machine fit). */
 #define PD_MAX_ATTACH		1024
 /* Deepest user chain walked; as upstream's unwind cache (4 KiB of words). */
@@ -32,6 +35,7 @@
 extern umode_t pd_dev_mode;
 extern bool pd_verbose;
 extern unsigned int pd_pool_size;
+extern unsigned int pd_user_sessions;
 
 #define pd_dbg(fmt, ...)					\
 	do {							\
@@ -56,6 +60,8 @@ struct pd_session {
 	u32			dump_stack;	/* 0: no dump; else bytes per dump */
 	struct pd_ring		**rings;	/* per possible CPU, once set up */
 	bool			closed;
+	bool			privileged;	/* perfmon_capable() at open */
+	kuid_t			uid;		/* euid at open */
 	wait_queue_head_t	wq;
 };
 

@@ -40,16 +40,17 @@ int pd_rings_alloc(struct pd_session *s)
 
 	if (s->rings)
 		return 0;
-	rings = kcalloc(nr_cpu_ids, sizeof(*rings), GFP_KERNEL);
+	/* charged to the opener's memory cgroup, as perf's own buffers are */
+	rings = kcalloc(nr_cpu_ids, sizeof(*rings), GFP_KERNEL_ACCOUNT);
 	if (!rings)
 		return -ENOMEM;
 	for_each_possible_cpu(cpu) {
-		struct pd_ring *r = kzalloc(sizeof(*r), GFP_KERNEL);
+		struct pd_ring *r = kzalloc(sizeof(*r), GFP_KERNEL_ACCOUNT);
 
 		if (!r)
 			goto nomem;
 		rings[cpu] = r;
-		r->page = vmalloc_user(pd_ring_bytes(s));
+		r->page = __vmalloc(pd_ring_bytes(s), GFP_KERNEL_ACCOUNT | __GFP_ZERO);
 		if (!r->page)
 			goto nomem;
 		r->size = (u64)s->data_pages << PAGE_SHIFT;
@@ -91,6 +92,9 @@ int pd_ring_mmap(struct pd_session *s, struct vm_area_struct *vma)
 {
 	unsigned long per_cpu = 1 + s->data_pages;
 	unsigned long cpu = vma->vm_pgoff / per_cpu;
+	unsigned long off;
+	u8 *base;
+	int ret;
 
 	if (vma->vm_pgoff % per_cpu || cpu >= nr_cpu_ids || !cpu_possible(cpu) ||
 	    vma->vm_end - vma->vm_start != pd_ring_bytes(s))
@@ -103,7 +107,14 @@ int pd_ring_mmap(struct pd_session *s, struct vm_area_struct *vma)
 #else
 	vma->vm_flags &= ~VM_MAYEXEC;
 #endif
-	return remap_vmalloc_range(vma, s->rings[cpu]->page, 0);
+	/* page by page: an accounted vmalloc area is not VM_USERMAP */
+	base = (u8 *)s->rings[cpu]->page;
+	for (off = 0; off < pd_ring_bytes(s); off += PAGE_SIZE) {
+		ret = vm_insert_page(vma, vma->vm_start + off, vmalloc_to_page(base + off));
+		if (ret)
+			return ret;
+	}
+	return 0;
 }
 
 bool pd_rings_readable(struct pd_session *s)

@@ -11,6 +11,8 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/capability.h>
+#include <linux/cred.h>
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/hashtable.h>
@@ -393,22 +395,47 @@ static __poll_t pd_poll(struct file *file, poll_table *wait)
 	return pd_rings_readable(s) ? EPOLLIN | EPOLLRDNORM : 0;
 }
 
+/*
+ * May the caller take slot @i?  Sessions are a machine-wide resource:
+ * users without CAP_PERFMON hold at most pd_user_sessions each, and
+ * together leave PD_RESERVED_SESSIONS for those with it.  Under pd_lock.
+ */
+static bool pd_session_allowed(const struct pd_session *s)
+{
+	unsigned int i, mine = 0, unpriv = 0;
+
+	if (s->privileged)
+		return true;
+	for (i = 0; i < PD_MAX_SESSIONS; i++) {
+		const struct pd_session *o = pd_sessions[i];
+
+		if (!o || o->privileged)
+			continue;
+		unpriv++;
+		if (uid_eq(o->uid, s->uid))
+			mine++;
+	}
+	return mine < pd_user_sessions && unpriv < PD_MAX_SESSIONS - PD_RESERVED_SESSIONS;
+}
+
 static int pd_open(struct inode *inode, struct file *file)
 {
 	struct pd_session *s;
 	unsigned int i;
 	int ret = -EBUSY;
 
-	s = kzalloc(sizeof(*s), GFP_KERNEL);
+	s = kzalloc(sizeof(*s), GFP_KERNEL_ACCOUNT);
 	if (!s)
 		return -ENOMEM;
 	refcount_set(&s->ref, 1);
 	INIT_LIST_HEAD(&s->attaches);
 	init_waitqueue_head(&s->wq);
 	s->data_pages = PERF_DEFER_RING_DEF_PAGES;
+	s->uid = current_euid();
+	s->privileged = perfmon_capable();
 
 	mutex_lock(&pd_lock);
-	for (i = 0; i < PD_MAX_SESSIONS; i++) {
+	for (i = 0; i < PD_MAX_SESSIONS && pd_session_allowed(s); i++) {
 		if (!pd_sessions[i]) {
 			pd_sessions[i] = s;
 			s->idx = i;

@@ -9,7 +9,8 @@
  *    (kmem:kfree, sched:sched_waking, page faults) do not queue it again,
  *    so the task still dies on SIGKILL and unwinds stay within entries;
  *  - dumps of a stack that ends at the top of the address space (ASLR
- *    off) are whole.
+ *    off) are whole;
+ *  - one user cannot take every session.
  *
  *	safety_test [-l] [-t TEST]...
  */
@@ -467,6 +468,63 @@ TEST_F_TIMEOUT(safe, dump_whole_without_aslr, 120)
 	       self->d.nu, near, whole);
 	ASSERT_LT(0, near) TH_LOG("no dump near the top: was ASLR off?");
 	EXPECT_EQ(near, whole);
+}
+
+/* open sessions as euid @uid until one fails; their fds into fd[] */
+static int open_sessions(int uid, int *fd, int max, int *err)
+{
+	int n = 0;
+
+	*err = 0;
+	if (uid && seteuid(uid))
+		return -1;
+	while (n < max) {
+		fd[n] = open("/dev/" PERF_DEFER_DEVICE_NAME, O_RDWR | O_CLOEXEC);
+		if (fd[n] < 0) {
+			*err = errno;
+			break;
+		}
+		n++;
+	}
+	if (uid && seteuid(0))
+		return -1;
+	return n;
+}
+
+/*
+ * Sessions are machine-wide (PD_MAX_SESSIONS, 16): with the device opened
+ * to all, one user without CAP_PERFMON gets user_sessions of them (4 by
+ * default), and users together never take the 2 kept for CAP_PERFMON.
+ */
+TEST_F_TIMEOUT(safe, user_session_limits, 60)
+{
+	int fd[40], n, m, k, err, i;
+
+	if (geteuid() != 0)
+		SKIP(return, "needs root");
+	if (dl_module_loaded())
+		ASSERT_EQ(0, dl_module_unload_wait(5000));
+	ASSERT_EQ(0, dl_module_load("dev_mode=0666"));
+	self->loaded = true;
+
+	n = open_sessions(65534, fd, 16, &err);
+	TH_LOG("nobody opened %d sessions (%s)", n, err ? strerror(err) : "no error");
+	EXPECT_EQ(4, n);
+	EXPECT_EQ(EBUSY, err);
+	/* with the limit raised to 14, users still leave root 2 */
+	ASSERT_EQ(0, write_file("/sys/module/" DL_MODNAME "/parameters/user_sessions", "14"));
+	m = open_sessions(65533, fd + n, 16, &err);
+	TH_LOG("a second user opened %d sessions (%s)", m, err ? strerror(err) : "no error");
+	EXPECT_EQ(14 - n, m);
+	EXPECT_EQ(EBUSY, err);
+	k = open_sessions(0, fd + n + m, 16, &err);
+	TH_LOG("root opened %d sessions (%s)", k, err ? strerror(err) : "no error");
+	EXPECT_EQ(16 - n - m, k);
+	/* 1..14 only */
+	EXPECT_EQ(-EINVAL, write_file("/sys/module/" DL_MODNAME "/parameters/user_sessions", "0"));
+	EXPECT_EQ(-EINVAL, write_file("/sys/module/" DL_MODNAME "/parameters/user_sessions", "15"));
+	for (i = 0; i < n + m + k; i++)
+		close(fd[i]);
 }
 
 TEST_HARNESS_MAIN
