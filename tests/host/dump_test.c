@@ -278,8 +278,14 @@ TEST(dump_stats_is_the_tail)
 /*
  * Truncations (every length of the file header and the attrs, then every
  * 48th byte; perf_data_test has them all in process): exit 1, a message.
+ * Two runs of the recorder per length: more than the harness's default
+ * 30 s on a loaded 2-core machine, hence a fixture for the timeout.
  */
-TEST(truncated_inputs)
+FIXTURE(slow) {};
+FIXTURE_SETUP(slow) {}
+FIXTURE_TEARDOWN(slow) {}
+
+TEST_F_TIMEOUT(slow, truncated_inputs, 300)
 {
 	char *file = tmp_path("trunc-src.data"), *cut = tmp_path("trunc.data");
 	char *out = tmp_path("trunc-out.data");
