@@ -18,12 +18,15 @@ pd_log() {
 }
 
 # pd_kernel_dir SERIES: the cache directory of a fetched test kernel, or
-# of the debug kernel built here (6.1-debug: scripts/debug-kernel)
+# of a debug kernel built here (6.1-debug, 6.1-kcsan: scripts/debug-kernel)
 pd_kernel_dir() {
 	local d="$PD_CACHE/kernels/$1"
 
 	if [ "$1" = 6.1-debug ]; then
 		"$PD_TOP/scripts/debug-kernel" >/dev/null || pd_die "cannot build the debug kernel (see above)"
+	elif [ "$1" = 6.1-kcsan ]; then
+		"$PD_TOP/scripts/debug-kernel" kcsan >/dev/null ||
+			pd_die "cannot build the KCSAN kernel (see above)"
 	elif [ ! -f "$d/stamp" ]; then
 		"$PD_TOP/scripts/deps" kernel "$1" >&2 || pd_die "cannot fetch kernel $1 (see above)"
 	fi
