@@ -77,13 +77,35 @@ FIXTURE_TEARDOWN(safe)
 #define ATTACH(si, pi)							\
 	ASSERT_EQ(0, dl_session_attach(&self->s[si], &self->p[pi], &self->d))
 
-/* a session of @pages pages; @dump: with dumps of the default size */
+/* start the workload, collect until it exits: with 0, records well formed */
+#define GO_COLLECT_OK()							\
+	do {								\
+		int __st;						\
+		ASSERT_EQ(0, dl_child_go(&self->c[0]));			\
+		__st = dl_collect(&self->c[0], self->p, MAX_PERF, self->s, \
+				  MAX_SESS, &self->d, NULL);		\
+		ASSERT_TRUE(WIFEXITED(__st) && WEXITSTATUS(__st) == 0)	\
+			TH_LOG("wait status %#x", __st);		\
+		ASSERT_EQ(0, self->d.nerr) TH_LOG("%s", self->d.err);	\
+	} while (0)
+
+/* the exec tests: module loaded, sys_enter_execve's id, wl_syscall's path */
+#define EXEC_SETUP(id, target)						\
+	do {								\
+		LOAD_MODULE();						\
+		id = tp_id("syscalls/sys_enter_execve");		\
+		if (id < 0)						\
+			SKIP(return, "no syscalls:sys_enter_execve tracepoint"); \
+		self_path(target, sizeof(target), "wl_syscall");	\
+	} while (0)
+
+/* a session of @pages pages; @dump > 0: with dumps of that many bytes */
 #define SESS_OPEN(i, pages, dump)					\
 	do {								\
 		ASSERT_EQ(0, dl_session_open(&self->s[i], i, pages));	\
 		if (dump)						\
 			ASSERT_EQ(0, dl_ioc_set_dump(self->s[i].fd,	\
-				PERF_DEFER_DUMP_REGS_STACK, 0));	\
+				PERF_DEFER_DUMP_REGS_STACK, dump));	\
 		ASSERT_EQ(0, dl_session_map(&self->s[i]));		\
 	} while (0)
 
@@ -206,14 +228,9 @@ TEST_F_TIMEOUT(safe, exec_no_new_image_stack, 120)
 	char target[4096];
 	size_t n, leaked;
 	long id;
-	int st;
 
-	LOAD_MODULE();
-	id = tp_id("syscalls/sys_enter_execve");
-	if (id < 0)
-		SKIP(return, "no syscalls:sys_enter_execve tracepoint");
-	self_path(target, sizeof(target), "wl_syscall");
-	SESS_OPEN(0, 64, false);
+	EXEC_SETUP(id, target);
+	SESS_OPEN(0, 64, 0);
 	SPAWN("wl_exec", "-l", "200", "--", target, "-t", "200", "-c", "64", "-d", "4");
 	/* event 0 at the exec, event 1 all along */
 	attr_event(&attr, PERF_TYPE_TRACEPOINT, id, 1);
@@ -222,10 +239,7 @@ TEST_F_TIMEOUT(safe, exec_no_new_image_stack, 120)
 	EV_OPEN(1, &attr);
 	ATTACH(0, 0);
 	ATTACH(0, 1);
-	ASSERT_EQ(0, dl_child_go(&self->c[0]));
-	st = dl_collect(&self->c[0], self->p, MAX_PERF, self->s, MAX_SESS, &self->d, NULL);
-	ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) TH_LOG("wait status %#x", st);
-	ASSERT_EQ(0, self->d.nerr) TH_LOG("%s", self->d.err);
+	GO_COLLECT_OK();
 	n = cookies_of(_metadata, &self->d, 0, &leaked, elf_entry(target));
 	TH_LOG("%zu deferred samples at sys_enter_execve, %zu records of %zu in all for them",
 	       n, leaked, self->d.nr);
@@ -248,20 +262,15 @@ TEST_F_TIMEOUT(safe, setuid_exec_no_record, 120)
 	size_t i, n0, n1, leaked0, leaked1, of_new = 0;
 	uint64_t entry;
 	long id;
-	int st;
 
-	LOAD_MODULE();
-	id = tp_id("syscalls/sys_enter_execve");
-	if (id < 0)
-		SKIP(return, "no syscalls:sys_enter_execve tracepoint");
-	self_path(target, sizeof(target), "wl_syscall");
+	EXEC_SETUP(id, target);
 	snprintf(cmd, sizeof(cmd), "cp %s %s && chown 0:0 %s && chmod 4755 %s",
 		 target, SUID_TARGET, SUID_TARGET, SUID_TARGET);
 	ASSERT_EQ(0, system(cmd));
 	entry = elf_entry(SUID_TARGET);
 	ASSERT_NE(0, entry);
-	SESS_OPEN(0, 64, false);
-	SESS_OPEN(1, 64, true);
+	SESS_OPEN(0, 64, 0);
+	SESS_OPEN(1, 64, 8192);
 	SPAWN("wl_exec", "-u", "65534", "-l", "200", "--", SUID_TARGET, "-t", "100", "-c", "64");
 	attr_event(&attr, PERF_TYPE_TRACEPOINT, id, 1);
 	attr.sample_regs_user = DUMP_REGS;
@@ -269,10 +278,7 @@ TEST_F_TIMEOUT(safe, setuid_exec_no_record, 120)
 	EV_OPEN(1, &attr);
 	ATTACH(0, 0);
 	ATTACH(1, 1);
-	ASSERT_EQ(0, dl_child_go(&self->c[0]));
-	st = dl_collect(&self->c[0], self->p, MAX_PERF, self->s, MAX_SESS, &self->d, NULL);
-	ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) TH_LOG("wait status %#x", st);
-	ASSERT_EQ(0, self->d.nerr) TH_LOG("%s", self->d.err);
+	GO_COLLECT_OK();
 	n0 = cookies_of(_metadata, &self->d, 0, &leaked0, entry);
 	n1 = cookies_of(_metadata, &self->d, 1, &leaked1, entry);
 	for (i = 0; i < self->d.nr; i++)
@@ -362,7 +368,7 @@ TEST_F_TIMEOUT(safe, no_livelock_from_own_task_work, 120)
 	ASSERT_EQ(0, write_file("/proc/sys/kernel/perf_cpu_time_max_percent", "0"));
 
 	for (i = 0; i < MAX_SESS; i++)
-		SESS_OPEN(i, 64, false);
+		SESS_OPEN(i, 64, 0);
 	SPAWN("wl_syscall", "-t", "0", "-c", "64", "-d", "4");
 	for (i = 0; i < ARRAY_SIZE(tps); i++) {
 		attr_event(&attr, PERF_TYPE_TRACEPOINT, tp_id(tps[i]), 1);
@@ -432,20 +438,18 @@ TEST_F_TIMEOUT(safe, dump_whole_without_aslr, 120)
 	struct perf_event_attr attr;
 	char target[4096];
 	size_t i, near = 0, whole = 0;
-	int st;
+	uint64_t closest = UINT64_MAX;
 
 	LOAD_MODULE();
 	self_path(target, sizeof(target), "wl_syscall");
-	SESS_OPEN(0, 64, true);
+	/* 32 KiB: more than the initial stack above main()'s frames */
+	SESS_OPEN(0, 64, 32768);
 	SPAWN("wl_exec", "-R", "--", target, "-t", "300", "-c", "64", "-d", "4");
 	dl_attr_cpu_clock(&attr, PERIOD_NS);
 	attr.sample_regs_user = DUMP_REGS;
 	EV_OPEN(0, &attr);
 	ATTACH(0, 0);
-	ASSERT_EQ(0, dl_child_go(&self->c[0]));
-	st = dl_collect(&self->c[0], self->p, MAX_PERF, self->s, MAX_SESS, &self->d, NULL);
-	ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) TH_LOG("wait status %#x", st);
-	ASSERT_EQ(0, self->d.nerr) TH_LOG("%s", self->d.err);
+	GO_COLLECT_OK();
 	for (i = 0; i < self->d.nu; i++) {
 		const struct dl_dump *u = &self->d.u[i];
 		uint64_t sp, room;
@@ -453,6 +457,8 @@ TEST_F_TIMEOUT(safe, dump_whole_without_aslr, 120)
 		if (u->abi != PERF_SAMPLE_REGS_ABI_64 || u->nregs <= DUMP_REG_SP)
 			continue;
 		sp = u->regs[DUMP_REG_SP];
+		if (sp < USER_TOP && USER_TOP - sp < closest)
+			closest = USER_TOP - sp;
 		if (sp >= USER_TOP || USER_TOP - sp >= u->stack_size)
 			continue;
 		room = USER_TOP - sp;
@@ -464,8 +470,9 @@ TEST_F_TIMEOUT(safe, dump_whole_without_aslr, 120)
 			       (unsigned long long)sp, (unsigned long long)room,
 			       (unsigned long long)u->dyn_size);
 	}
-	TH_LOG("%zu dumps, %zu within a dump's size of the top, %zu of them whole",
-	       self->d.nu, near, whole);
+	TH_LOG("%zu dumps, %zu within a dump's size of the top, %zu of them whole; "
+	       "the closest SP %#llx bytes below it", self->d.nu, near, whole,
+	       (unsigned long long)closest);
 	ASSERT_LT(0, near) TH_LOG("no dump near the top: was ASLR off?");
 	EXPECT_EQ(near, whole);
 }
