@@ -998,7 +998,7 @@ static const char *const way_out_fns[] = {
 	"exit_to_user_mode_prepare", "syscall_exit_to_user_mode",
 	"syscall_exit_to_user_mode_work", "irqentry_exit_to_user_mode",
 	"irqentry_exit", "begin_new_exec", "setup_new_exec", "load_elf_binary",
-	"bprm_execve",
+	"bprm_execve", "do_execveat_common",
 };
 
 struct ksym {
@@ -1042,8 +1042,13 @@ static void ksyms_load(void)
 			ksyms = n;
 		}
 		ksyms[nksyms] = (struct ksym){ .addr = addr, .name = strdup(name) };
-		for (i = 0; i < sizeof(way_out_fns) / sizeof(way_out_fns[0]); i++)
-			ksyms[nksyms].way_out |= !strcmp(name, way_out_fns[i]);
+		/* "name" or a clone of it, "name.isra.0" */
+		for (i = 0; i < sizeof(way_out_fns) / sizeof(way_out_fns[0]); i++) {
+			size_t n = strlen(way_out_fns[i]);
+
+			ksyms[nksyms].way_out |= !strncmp(name, way_out_fns[i], n) &&
+						 (!name[n] || name[n] == '.');
+		}
 		nksyms++;
 	}
 	fclose(f);
