@@ -48,7 +48,9 @@ module_param_cb(dev_mode, &dev_mode_ops, &pd_dev_mode, 0444);
 MODULE_PARM_DESC(dev_mode,
 		 "Octal file mode of /dev/perf_defer, read/write bits only (default: 0600)");
 
-static int pool_size_set(const char *val, const struct kernel_param *kp)
+/* Set an unsigned int parameter to @val if it is in min..max (and a power of two). */
+static int pd_param_set_range(const char *val, const struct kernel_param *kp,
+			      unsigned int min, unsigned int max, bool pow2)
 {
 	unsigned int n;
 	int ret;
@@ -56,10 +58,15 @@ static int pool_size_set(const char *val, const struct kernel_param *kp)
 	ret = kstrtouint(val, 0, &n);
 	if (ret)
 		return ret;
-	if (n < 16 || n > 65536 || !is_power_of_2(n))
+	if (n < min || n > max || (pow2 && !is_power_of_2(n)))
 		return -EINVAL;
-	*(unsigned int *)kp->arg = n;
+	WRITE_ONCE(*(unsigned int *)kp->arg, n);
 	return 0;
+}
+
+static int pool_size_set(const char *val, const struct kernel_param *kp)
+{
+	return pd_param_set_range(val, kp, 16, 65536, true);
 }
 
 static const struct kernel_param_ops pool_size_ops = {
@@ -73,16 +80,7 @@ MODULE_PARM_DESC(pool_size,
 
 static int user_sessions_set(const char *val, const struct kernel_param *kp)
 {
-	unsigned int n;
-	int ret;
-
-	ret = kstrtouint(val, 0, &n);
-	if (ret)
-		return ret;
-	if (!n || n > PD_MAX_SESSIONS - PD_RESERVED_SESSIONS)
-		return -EINVAL;
-	*(unsigned int *)kp->arg = n;
-	return 0;
+	return pd_param_set_range(val, kp, 1, PD_MAX_SESSIONS - PD_RESERVED_SESSIONS, false);
 }
 
 static const struct kernel_param_ops user_sessions_ops = {

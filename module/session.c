@@ -415,7 +415,9 @@ static bool pd_session_allowed(const struct pd_session *s)
 		if (uid_eq(o->uid, s->uid))
 			mine++;
 	}
-	return mine < pd_user_sessions && unpriv < PD_MAX_SESSIONS - PD_RESERVED_SESSIONS;
+	/* root may change the limit at any time, through sysfs */
+	return mine < READ_ONCE(pd_user_sessions) &&
+	       unpriv < PD_MAX_SESSIONS - PD_RESERVED_SESSIONS;
 }
 
 static int pd_open(struct inode *inode, struct file *file)
