@@ -129,22 +129,12 @@ static uint64_t wait_no_pending(int fd, int ms)
 	return st.pending;
 }
 
-/*
- * The in-NMI user chain of @s is (a prefix of) the chain of the newest
- * record of its task before it: a kernel-mode sample of an entry whose user
- * registers are those the previous entry's unwind left (a fault retried on
- * the same instruction, say), which the module takes for the same entry.
- */
-static bool same_as_last_record(const struct dl_data *d, const struct dl_sample *s)
+/* The newest record of @s's task no newer than @s, or NULL. */
+static const struct dl_record *last_record(const struct dl_data *d, const struct dl_sample *s)
 {
 	const struct dl_record *best = NULL;
-	const uint64_t *ips;
 	size_t j;
-	int n;
 
-	n = dl_user_chain(d, s, &ips);
-	if (n <= 0)
-		return false;
 	for (j = 0; j < d->nr; j++) {
 		const struct dl_record *r = &d->r[j];
 
@@ -152,7 +142,48 @@ static bool same_as_last_record(const struct dl_data *d, const struct dl_sample 
 		    (!best || r->sid.time > best->sid.time))
 			best = r;
 	}
-	return best && best->nr >= (uint32_t)n && !memcmp(best->ips, ips, n * sizeof(*ips));
+	return best;
+}
+
+/*
+ * The in-NMI user chain of @s and the chain of the newest record of its
+ * task before it agree: a kernel-mode sample of an entry whose user
+ * registers are those the previous entry's unwind left (a fault retried on
+ * the same instruction, the same read() with the same result sampled after
+ * it ran), which the module takes for the same entry.  Either chain may be
+ * the longer: the in-NMI walk stops at a page that is not present, and
+ * perf's walk goes on past glibc's start routine where the deferred one
+ * stops, as native's does.
+ */
+static bool same_as_last_record(const struct dl_data *d, const struct dl_sample *s)
+{
+	const struct dl_record *best = last_record(d, s);
+	const uint64_t *ips;
+	int n;
+
+	n = dl_user_chain(d, s, &ips);
+	if (n <= 0 || !best || !best->nr)
+		return false;
+	n = n < (int)best->nr ? n : (int)best->nr;
+	return !memcmp(best->ips, ips, n * sizeof(*ips));
+}
+
+/* @s's in-NMI user chain beside the last record's */
+static void log_against_last_record(const struct dl_data *d, const struct dl_syms *y,
+				    const struct dl_sample *s)
+{
+	const struct dl_record *r = last_record(d, s);
+	const uint64_t *ips;
+	int n = dl_user_chain(d, s, &ips);
+
+	if (!r) {
+		dl_log("  no record of the task before it");
+		return;
+	}
+	dl_log("  last record at %llu, cookie %#llx", (unsigned long long)r->sid.time,
+	       (unsigned long long)r->cookie);
+	dl_log_chains(y, 1, "the sample (in-NMI walk)", ips, n, "the last record", r->ips,
+		      (int)r->nr);
 }
 
 /*
@@ -161,7 +192,7 @@ static bool same_as_last_record(const struct dl_data *d, const struct dl_sample 
  * way back to user space after their entry's unwind, not in an exec, and
  * with another stack than the task's last unwind.
  */
-static size_t not_deferred_midlife(const struct dl_data *d)
+static size_t not_deferred_midlife(const struct dl_data *d, const struct dl_syms *y)
 {
 	size_t i, j, bad = 0;
 	uint64_t cookie;
@@ -183,6 +214,7 @@ static size_t not_deferred_midlife(const struct dl_data *d)
 					       "at %llu", s->tid, (unsigned long long)s->time,
 					       (unsigned long long)t->time);
 					dl_log_kernel_chain(s);
+					log_against_last_record(d, y, s);
 				}
 				break;
 			}
@@ -233,7 +265,8 @@ static void check_stitched(struct __test_metadata *_metadata, FIXTURE_DATA(defer
 			       what, st->tasks_unmatched, st->entries_unmatched, st->unmatched,
 			       (unsigned long long)delta->exit_pending);
 	/* an attached event keeps its in-NMI chain only in a task's exit path */
-	EXPECT_EQ(0, not_deferred_midlife(d)) TH_LOG("%s: attached samples not deferred", what);
+	EXPECT_EQ(0, not_deferred_midlife(d, self->syms))
+		TH_LOG("%s: attached samples not deferred", what);
 
 	for (i = 0; i < d->nr; i++) {
 		struct dl_record *r = &d->r[i];
