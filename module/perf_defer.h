@@ -100,6 +100,7 @@ struct pd_counters {
 	u64	drops;
 	u64	pool_empty;
 	u64	exit_pending;
+	u64	after_unwind;
 };
 
 DECLARE_PER_CPU(struct pd_counters, pd_counters);

@@ -44,7 +44,12 @@
  * entry (after the task_work, before the return to user space) is told
  * apart from one in the next entry: the entry code writes every pt_regs
  * word anew on each entry, and a syscall's result is in ax only once it
- * has run.  A DONE slot is free for any other task to claim.
+ * has run.  The next entry can still leave the very same registers (the
+ * same read() with the same result, sampled after it ran; a fault retried
+ * on the same instruction): its sample then keeps perf's own walk of
+ * those same registers (after_unwind counts it).  Nothing cheaper tells
+ * the two apart before 6.17's per-entry unwind state.  A DONE slot is
+ * free for any other task to claim.
  */
 enum pd_state {
 	PD_FREE,
@@ -99,7 +104,8 @@ static void pd_task_work(struct callback_head *cb);
 enum pd_find {
 	PD_NEW,		/* no request for this entry yet: claim one */
 	PD_JOIN,	/* a PENDING request: join it */
-	PD_NONE,	/* this entry's unwind has run, or is finishing */
+	PD_AFTER,	/* this entry's unwind has run, or is finishing */
+	PD_STALE,	/* a request made before an exec: no record comes */
 };
 
 /*
@@ -129,9 +135,8 @@ static enum pd_find pd_request_find(struct pd_request **found, bool from_user)
 		}
 		*found = r;
 		if (state == PD_CLOSING)
-			return PD_NONE;
-		/* made before an exec: no record will come of it */
-		return r->exec_id == current->self_exec_id ? PD_JOIN : PD_NONE;
+			return PD_AFTER;
+		return r->exec_id == current->self_exec_id ? PD_JOIN : PD_STALE;
 	}
 	/*
 	 * A DONE request of current: a sample that interrupted user mode is
@@ -142,7 +147,7 @@ static enum pd_find pd_request_find(struct pd_request **found, bool from_user)
 	*found = done;
 	if (done && !from_user &&
 	    !memcmp(&done->done_regs, task_pt_regs(current), sizeof(done->done_regs)))
-		return PD_NONE;
+		return PD_AFTER;
 	return PD_NEW;
 }
 
@@ -216,7 +221,9 @@ u64 pd_request(struct pd_attach *att, bool from_user, u64 stream_id)
 		goto fallback;
 
 	how = pd_request_find(&r, from_user);
-	if (how == PD_NONE)
+	if (how == PD_AFTER)
+		pd_count(after_unwind);
+	if (how == PD_AFTER || how == PD_STALE)
 		return 0;
 	if (how == PD_NEW) {
 		r = pd_request_claim(r);

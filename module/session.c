@@ -322,18 +322,25 @@ static long pd_ioctl_set_dump(struct pd_session *s, void __user *uarg)
 	return ret;
 }
 
-static long pd_ioctl_get_stats(void __user *uarg)
+/* ABI 1.0 and 1.1's GET_STATS: its struct ends at @pending */
+#define PD_IOC_GET_STATS_VER0	_IOC(_IOC_READ | _IOC_WRITE, PERF_DEFER_MAGIC, \
+				     _IOC_NR(PERF_DEFER_IOC_GET_STATS), \
+				     PERF_DEFER_STATS_SIZE_VER0)
+static_assert(offsetof(struct perf_defer_stats, after_unwind) == PERF_DEFER_STATS_SIZE_VER0);
+
+/* @size: the caller's struct, the new one or VER0 */
+static long pd_ioctl_get_stats(void __user *uarg, u32 size)
 {
 	struct perf_defer_stats st;
 	int ret, cpu;
 
-	ret = pd_copy_arg(&st, uarg, sizeof(st));
+	ret = pd_copy_arg(&st, uarg, size);
 	if (ret)
 		return ret;
 	if (st.__reserved)
 		return -EINVAL;
 
-	st = (struct perf_defer_stats){ .size = sizeof(st) };
+	st = (struct perf_defer_stats){ .size = size };
 	for_each_possible_cpu(cpu) {
 		const struct pd_counters *c = per_cpu_ptr(&pd_counters, cpu);
 
@@ -344,9 +351,10 @@ static long pd_ioctl_get_stats(void __user *uarg)
 		st.drops += READ_ONCE(c->drops);
 		st.pool_empty += READ_ONCE(c->pool_empty);
 		st.exit_pending += READ_ONCE(c->exit_pending);
+		st.after_unwind += READ_ONCE(c->after_unwind);
 	}
 	st.pending = pd_requests_pending();
-	return copy_to_user(uarg, &st, sizeof(st)) ? -EFAULT : 0;
+	return copy_to_user(uarg, &st, size) ? -EFAULT : 0;
 }
 
 static long pd_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
@@ -364,7 +372,9 @@ static long pd_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case PERF_DEFER_IOC_SET_RING:
 		return pd_ioctl_set_ring(s, uarg);
 	case PERF_DEFER_IOC_GET_STATS:
-		return pd_ioctl_get_stats(uarg);
+		return pd_ioctl_get_stats(uarg, sizeof(struct perf_defer_stats));
+	case PD_IOC_GET_STATS_VER0:
+		return pd_ioctl_get_stats(uarg, PERF_DEFER_STATS_SIZE_VER0);
 	case PERF_DEFER_IOC_SET_DUMP:
 		return pd_ioctl_set_dump(s, uarg);
 	default:

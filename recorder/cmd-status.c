@@ -90,8 +90,17 @@ static bool status__module(void)
 		return false;
 	}
 	err = ioctl(fd, PERF_DEFER_IOC_GET_VERSION, &v) ? errno : 0;
-	if (!err && v.major == PERF_DEFER_ABI_MAJOR)
-		st_err = ioctl(fd, PERF_DEFER_IOC_GET_STATS, &st) ? errno : 0;
+	if (!err && v.major == PERF_DEFER_ABI_MAJOR) {
+		unsigned long cmd = PERF_DEFER_IOC_GET_STATS;
+
+		/* a module before ABI 1.2 knows the struct without after_unwind */
+		if (v.minor < 2) {
+			st.size = PERF_DEFER_STATS_SIZE_VER0;
+			cmd = _IOC(_IOC_READ | _IOC_WRITE, PERF_DEFER_MAGIC,
+				   _IOC_NR(PERF_DEFER_IOC_GET_STATS), PERF_DEFER_STATS_SIZE_VER0);
+		}
+		st_err = ioctl(fd, cmd, &st) ? errno : 0;
+	}
 	close(fd);
 	if (err) {
 		printf("module: loaded, unusable (GET_VERSION: %s)\n", strerror(err));
@@ -106,14 +115,18 @@ static bool status__module(void)
 		return false;
 	}
 	printf("module: loaded, ABI %u.%u\n", v.major, v.minor);
-	if (st_err)
+	if (st_err) {
 		printf("counters: unavailable (%s)\n", strerror(st_err));
-	else
-		printf("counters: requests %llu dedup %llu unwinds %llu records %llu drops %llu pool-empty %llu exit-pending %llu pending %llu\n",
-		       (unsigned long long)st.requests, (unsigned long long)st.dedup,
-		       (unsigned long long)st.unwinds, (unsigned long long)st.records,
-		       (unsigned long long)st.drops, (unsigned long long)st.pool_empty,
-		       (unsigned long long)st.exit_pending, (unsigned long long)st.pending);
+		return true;
+	}
+	printf("counters: requests %llu dedup %llu unwinds %llu records %llu drops %llu pool-empty %llu exit-pending %llu pending %llu",
+	       (unsigned long long)st.requests, (unsigned long long)st.dedup,
+	       (unsigned long long)st.unwinds, (unsigned long long)st.records,
+	       (unsigned long long)st.drops, (unsigned long long)st.pool_empty,
+	       (unsigned long long)st.exit_pending, (unsigned long long)st.pending);
+	if (st.size > PERF_DEFER_STATS_SIZE_VER0)
+		printf(" after-unwind %llu", (unsigned long long)st.after_unwind);
+	printf("\n");
 	return true;
 }
 

@@ -128,16 +128,18 @@ void dl_stats_delta(const struct perf_defer_stats *a, const struct perf_defer_st
 	d->pool_empty = b->pool_empty - a->pool_empty;
 	d->exit_pending = b->exit_pending - a->exit_pending;
 	d->pending = b->pending;	/* a level, not a counter */
+	d->after_unwind = b->after_unwind - a->after_unwind;
 }
 
 void dl_stats_log(const char *what, const struct perf_defer_stats *st)
 {
 	dl_log("%s: requests %llu dedup %llu unwinds %llu records %llu drops %llu "
-	       "pool_empty %llu exit_pending %llu pending %llu", what,
+	       "pool_empty %llu exit_pending %llu pending %llu after_unwind %llu", what,
 	       (unsigned long long)st->requests, (unsigned long long)st->dedup,
 	       (unsigned long long)st->unwinds, (unsigned long long)st->records,
 	       (unsigned long long)st->drops, (unsigned long long)st->pool_empty,
-	       (unsigned long long)st->exit_pending, (unsigned long long)st->pending);
+	       (unsigned long long)st->exit_pending, (unsigned long long)st->pending,
+	       (unsigned long long)st->after_unwind);
 }
 
 /* ---- parsed data ---------------------------------------------------- */

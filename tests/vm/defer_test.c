@@ -1196,8 +1196,9 @@ TEST_F_TIMEOUT(defer, pool_empty_falls_back, 120)
 TEST_F_TIMEOUT(defer, depth_limit, 120)
 {
 	struct perf_event_attr attr;
+	struct perf_defer_stats st1, delta;
 	struct dl_stitch_stats st;
-	size_t i, over = 0, at = 0, depth[7] = { 0 };
+	size_t i, over = 0, at = 0, depth[7] = { 0 }, nd, late;
 
 	LOAD_MODULE();
 	dl_attr_cpu_clock(&attr, PERIOD_NS);
@@ -1210,7 +1211,12 @@ TEST_F_TIMEOUT(defer, depth_limit, 120)
 	SPAWN(0, "wl_syscall", "-t", "800", "-c", "256", "-d", "20");
 	EV_OPEN(0, &attr, self->c[0].pid);
 	ATTACH(0, 0);
+	STATS(&self->st0);
 	GO_COLLECT_OK(0, NULL);
+	EXPECT_EQ(0, wait_no_pending(self->s[0].fd, 1000));
+	STATS(&st1);
+	dl_stats_delta(&self->st0, &st1, &delta);
+	dl_stats_log("delta", &delta);
 	dl_stitch(&self->d, &st);
 	dl_stitch_log("max_stack 5", &st);
 	ASSERT_LT(0, self->d.nr);
@@ -1223,9 +1229,17 @@ TEST_F_TIMEOUT(defer, depth_limit, 120)
 	       depth[1], depth[2], depth[3], depth[4], depth[5], depth[6]);
 	EXPECT_EQ(0, over) TH_LOG("records deeper than sample_max_stack");
 	EXPECT_LT(0, at) TH_LOG("no record reached the limit (20 frames deep)");
-	/* kernel frames that fill sample_max_stack leave the cookie its room */
-	EXPECT_LE(st.samples * 9, st.deferred * 10) TH_LOG("samples not deferred: %zu of %zu",
-							   st.samples - st.deferred, st.samples);
+	/*
+	 * Kernel frames that fill sample_max_stack leave the cookie its room.
+	 * A sample taken in (or after) its entry's unwind keeps perf's walk;
+	 * its kernel chain, cut at 5 frames, cannot show where it was, but
+	 * the module counts it (many on a slow debug kernel).
+	 */
+	nd = st.samples - st.deferred;
+	late = nd < delta.after_unwind ? nd : delta.after_unwind;
+	EXPECT_LE((nd - late) * 10, st.samples)
+		TH_LOG("samples not deferred: %zu of %zu, %zu of them after their entry's unwind",
+		       nd, st.samples, late);
 }
 
 /* the state letter of /proc/PID/stat, or 0 */
@@ -1804,6 +1818,34 @@ TEST_F(sess, get_stats_bad_struct)
 	st.__reserved = 0;
 	EXPECT_EQ(0, ioctl(self->fd, PERF_DEFER_IOC_GET_STATS, &st));
 	EXPECT_EQ(0, st.pending);
+	EXPECT_EQ(sizeof(st), st.size);
+}
+
+/* A recorder of ABI 1.0/1.1 asks with the shorter struct: it gets that. */
+TEST_F(sess, get_stats_abi_1_1_struct)
+{
+	const unsigned long cmd = _IOC(_IOC_READ | _IOC_WRITE, PERF_DEFER_MAGIC,
+				       _IOC_NR(PERF_DEFER_IOC_GET_STATS),
+				       PERF_DEFER_STATS_SIZE_VER0);
+	struct perf_defer_stats st;
+
+	SESS_SKIPPED();
+	ASSERT_NE(PERF_DEFER_IOC_GET_STATS, cmd);
+	memset(&st, 0xa5, sizeof(st));
+	st.size = PERF_DEFER_STATS_SIZE_VER0;
+	st.__reserved = 0;
+	ASSERT_EQ(0, ioctl(self->fd, cmd, &st)) TH_LOG("%s", strerror(errno));
+	EXPECT_EQ(PERF_DEFER_STATS_SIZE_VER0, st.size);
+	EXPECT_EQ(0, st.pending);
+	/* nothing past the old struct is written */
+	EXPECT_EQ(0xa5a5a5a5a5a5a5a5ull, st.after_unwind);
+	/* the old number with the new size, and the other way round */
+	st.size = sizeof(st);
+	EXPECT_EQ(-1, ioctl(self->fd, cmd, &st));
+	EXPECT_EQ(EINVAL, errno);
+	st.size = PERF_DEFER_STATS_SIZE_VER0;
+	EXPECT_EQ(-1, ioctl(self->fd, PERF_DEFER_IOC_GET_STATS, &st));
+	EXPECT_EQ(EINVAL, errno);
 }
 
 /* ---- defer_test --sample PID MS (lifecycle.sh) ---------------------- */

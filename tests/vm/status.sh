@@ -29,9 +29,9 @@ none)
 	;;
 module)
 	has "native: no"
-	has "module: loaded, ABI 1.1"
+	has "module: loaded, ABI 1.2"
 	has "path: module"
-	grep -Eq "^counters: requests [0-9]+ dedup [0-9]+ unwinds [0-9]+ records [0-9]+ drops [0-9]+ pool-empty [0-9]+ exit-pending [0-9]+ pending 0$" /tmp/status.out
+	grep -Eq "^counters: requests [0-9]+ dedup [0-9]+ unwinds [0-9]+ records [0-9]+ drops [0-9]+ pool-empty [0-9]+ exit-pending [0-9]+ pending 0 after-unwind [0-9]+$" /tmp/status.out
 	ok $? "status shows the module's counters"
 	[ "$rc" = 0 ]
 	ok $? "exit 0 (rc=$rc)"

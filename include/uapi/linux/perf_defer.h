@@ -25,7 +25,7 @@
 #define PERF_DEFER_DEVICE_PATH		"/dev/perf_defer"
 
 #define PERF_DEFER_ABI_MAJOR		1
-#define PERF_DEFER_ABI_MINOR		1	/* 1: PERF_DEFER_IOC_SET_DUMP */
+#define PERF_DEFER_ABI_MINOR		2	/* 1: PERF_DEFER_IOC_SET_DUMP, 2: after_unwind */
 
 /* 0xDF is unassigned in Documentation/userspace-api/ioctl/ioctl-number.rst */
 #define PERF_DEFER_MAGIC		0xDF
@@ -195,6 +195,14 @@ struct perf_defer_dump {
  *			request pool was empty
  * @exit_pending:	tasks that exited with a request pending
  * @pending:		requests pending now
+ * @after_unwind:	(ABI 1.2) samples that kept the in-NMI user walk
+ *			because their kernel entry's user stack had been
+ *			unwound already: taken in the unwind's task_work
+ *			itself, or later on that entry's way out
+ *
+ * A module of ABI 1.2 also answers the struct of ABI 1.0 and 1.1, which
+ * ends at @pending (PERF_DEFER_STATS_SIZE_VER0 bytes, in @size and in the
+ * ioctl number).
  */
 struct perf_defer_stats {
 	__u32	size;
@@ -207,7 +215,10 @@ struct perf_defer_stats {
 	__u64	pool_empty;
 	__u64	exit_pending;
 	__u64	pending;
+	__u64	after_unwind;
 };
+
+#define PERF_DEFER_STATS_SIZE_VER0	72
 
 /*
  * Ring buffer: one per session and CPU.  mmap() with offset
