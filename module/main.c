@@ -12,6 +12,8 @@
 #include <linux/kernel.h>
 #include <linux/log2.h>
 #include <linux/stat.h>
+#include <linux/string.h>
+#include <linux/sysfs.h>
 
 #include "perf_defer.h"
 
@@ -19,6 +21,7 @@ umode_t pd_dev_mode = 0600;
 bool pd_verbose;
 unsigned int pd_pool_size = 1024;
 unsigned int pd_user_sessions = 4;
+unsigned int pd_user_unwind = PD_UW_METHOD_FP;
 
 static int dev_mode_set(const char *val, const struct kernel_param *kp)
 {
@@ -91,6 +94,55 @@ static const struct kernel_param_ops user_sessions_ops = {
 module_param_cb(user_sessions, &user_sessions_ops, &pd_user_sessions, 0644);
 MODULE_PARM_DESC(user_sessions,
 		 "Sessions one user without CAP_PERFMON may hold at once, 1..14 (default: 4)");
+
+static const char *const pd_uw_method_name[PD_UW_METHODS] = {
+	[PD_UW_METHOD_FP] = "fp",
+	[PD_UW_METHOD_SFRAME] = "sframe",
+	[PD_UW_METHOD_EH_FRAME] = "eh_frame",
+};
+
+/* "sframe,eh_frame,fp": each method at most once, in the order to try */
+static int user_unwind_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int order = 0, shift = 0, seen = 0, m;
+	char buf[48], *p = buf, *name;
+
+	if (strscpy(buf, val, sizeof(buf)) < 0)
+		return -EINVAL;
+	while ((name = strsep(&p, ",")) != NULL) {
+		name = strim(name);
+		for (m = 1; m < PD_UW_METHODS; m++)
+			if (!strcmp(name, pd_uw_method_name[m]))
+				break;
+		if (m == PD_UW_METHODS || (seen & BIT(m)))
+			return -EINVAL;
+		seen |= BIT(m);
+		order |= m << shift;
+		shift += PD_UW_METHOD_BITS;
+	}
+	WRITE_ONCE(*(unsigned int *)kp->arg, order);
+	return 0;
+}
+
+static int user_unwind_get(char *buffer, const struct kernel_param *kp)
+{
+	unsigned int order = READ_ONCE(*(unsigned int *)kp->arg);
+	int len = 0;
+
+	for (; order; order >>= PD_UW_METHOD_BITS)
+		len += sysfs_emit_at(buffer, len, "%s%s", len ? "," : "",
+				     pd_uw_method_name[order & PD_UW_METHOD_MASK]);
+	return len + sysfs_emit_at(buffer, len, "\n");
+}
+
+static const struct kernel_param_ops user_unwind_ops = {
+	.set = user_unwind_set,
+	.get = user_unwind_get,
+};
+
+module_param_cb(user_unwind, &user_unwind_ops, &pd_user_unwind, 0644);
+MODULE_PARM_DESC(user_unwind,
+		 "User unwind methods to try for each frame, in order: sframe, eh_frame, fp (default: fp)");
 
 module_param_named(verbose, pd_verbose, bool, 0644);
 MODULE_PARM_DESC(verbose, "Log sessions and attach/detach (default: N)");

@@ -36,6 +36,19 @@ extern umode_t pd_dev_mode;
 extern bool pd_verbose;
 extern unsigned int pd_pool_size;
 extern unsigned int pd_user_sessions;
+extern unsigned int pd_user_unwind;
+
+/*
+ * User unwind methods, tried in order for each frame: an order is a list
+ * of methods, PD_UW_METHOD_BITS each, the first in the low bits, ended by
+ * 0.
+ */
+#define PD_UW_METHOD_FP		1	/* frame pointers */
+#define PD_UW_METHOD_SFRAME	2	/* PT_GNU_SFRAME */
+#define PD_UW_METHOD_EH_FRAME	3	/* PT_GNU_EH_FRAME */
+#define PD_UW_METHODS		4
+#define PD_UW_METHOD_BITS	4
+#define PD_UW_METHOD_MASK	((1U << PD_UW_METHOD_BITS) - 1)
 
 #define pd_dbg(fmt, ...)					\
 	do {							\
@@ -101,6 +114,9 @@ struct pd_counters {
 	u64	pool_empty;
 	u64	exit_pending;
 	u64	after_unwind;
+	u64	uw_frames[PD_UW_METHODS];	/* frames each table walk found */
+	u64	uw_objects;	/* objects looked up by the table walk */
+	u64	uw_stopped;	/* table walks ended by bad or missing data */
 };
 
 DECLARE_PER_CPU(struct pd_counters, pd_counters);
@@ -119,6 +135,9 @@ int pd_requests_pending(void);
 
 /* unwind.c */
 unsigned int pd_unwind_user(u64 *ips, unsigned int max);
+
+/* unwind_table.c */
+unsigned int pd_unwind_user_tables(u64 *ips, unsigned int max, unsigned int order);
 
 /*
  * A dump of current's user registers and the top of its user stack, for

@@ -46,7 +46,8 @@
  * word anew on each entry, and a syscall's result is in ax only once it
  * has run.  The next entry can still leave the very same registers (the
  * same read() with the same result, sampled after it ran; a fault retried
- * on the same instruction): its sample then keeps perf's own walk of
+ * on the same instruction; an interrupt taken right on the return to user
+ * space, before one instruction ran): its sample then keeps perf's walk of
  * those same registers (after_unwind counts it).  Nothing cheaper tells
  * the two apart before 6.17's per-entry unwind state.  A DONE slot is
  * free for any other task to claim.

@@ -42,13 +42,16 @@ unsigned int pd_unwind_user(u64 *ips, unsigned int max)
 {
 	struct pt_regs *regs = task_pt_regs(current);
 	unsigned long ip, fp, sp, cfa, ra, next_fp;
-	unsigned int ws, nr = 0;
+	unsigned int ws, order, nr = 0;
 
 	if (!current->mm || !max || !user_mode(regs) ||
 	    (regs->flags & X86_VM_MASK))
 		return 0;
 
 	ws = user_64bit_mode(regs) ? sizeof(u64) : sizeof(u32);
+	order = READ_ONCE(pd_user_unwind);
+	if (ws == sizeof(u64) && order != PD_UW_METHOD_FP)
+		return pd_unwind_user_tables(ips, max, order);
 	ip = regs->ip;
 	fp = regs->bp;
 	sp = regs->sp;

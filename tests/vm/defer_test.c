@@ -186,17 +186,33 @@ static void log_against_last_record(const struct dl_data *d, const struct dl_sym
 		      (int)r->nr);
 }
 
+/* @s's first user frame (the IP at kernel entry) is the last record's */
+static bool same_ip_as_last_record(const struct dl_data *d, const struct dl_sample *s)
+{
+	const struct dl_record *best = last_record(d, s);
+	const uint64_t *ips;
+
+	return best && best->nr && dl_user_chain(d, s, &ips) > 0 && ips[0] == best->ips[0];
+}
+
 /*
  * Samples of attached events with an in-NMI user chain that are followed
  * by a deferred sample of the same task: not in its exit path, not on the
  * way back to user space after their entry's unwind, not in an exec, and
- * with another stack than the task's last unwind.
+ * with another stack than the task's last unwind.  *@same_ip counts the
+ * samples let through because they start where the last record does but
+ * go on otherwise: a next entry with the very registers of the last
+ * unwind (an interrupt taken right on the return to user space, on a slow
+ * kernel) whose in-NMI frame-pointer walk differs from the record's table
+ * walk; the module counts each of those in after_unwind.
  */
-static size_t not_deferred_midlife(const struct dl_data *d, const struct dl_syms *y)
+static size_t not_deferred_midlife(const struct dl_data *d, const struct dl_syms *y,
+				   size_t *same_ip)
 {
 	size_t i, j, bad = 0;
 	uint64_t cookie;
 
+	*same_ip = 0;
 	for (i = 0; i < d->ns; i++) {
 		const struct dl_sample *s = &d->s[i];
 
@@ -204,6 +220,10 @@ static size_t not_deferred_midlife(const struct dl_data *d, const struct dl_syms
 		    !dl_has_user(s) || !s->time || dl_on_way_out(s) ||
 		    same_as_last_record(d, s))
 			continue;
+		if (same_ip_as_last_record(d, s)) {
+			(*same_ip)++;
+			continue;
+		}
 		for (j = 0; j < d->ns; j++) {
 			const struct dl_sample *t = &d->s[j];
 
@@ -234,7 +254,7 @@ static void check_stitched(struct __test_metadata *_metadata, FIXTURE_DATA(defer
 			   const struct perf_defer_stats *delta)
 {
 	struct dl_data *d = &self->d;
-	size_t i, bad_misc = 0, bad_cpu = 0, bad_ip = 0, nouser_ip = 0;
+	size_t i, bad_misc = 0, bad_cpu = 0, bad_ip = 0, nouser_ip = 0, same_ip;
 	int j;
 
 	dl_stitch(d, st);
@@ -265,8 +285,10 @@ static void check_stitched(struct __test_metadata *_metadata, FIXTURE_DATA(defer
 			       what, st->tasks_unmatched, st->entries_unmatched, st->unmatched,
 			       (unsigned long long)delta->exit_pending);
 	/* an attached event keeps its in-NMI chain only in a task's exit path */
-	EXPECT_EQ(0, not_deferred_midlife(d, self->syms))
+	EXPECT_EQ(0, not_deferred_midlife(d, self->syms, &same_ip))
 		TH_LOG("%s: attached samples not deferred", what);
+	EXPECT_LE(same_ip, delta ? delta->after_unwind : 0)
+		TH_LOG("%s: %zu samples not deferred, with the last record's IP", what, same_ip);
 
 	for (i = 0; i < d->nr; i++) {
 		struct dl_record *r = &d->r[i];
@@ -499,6 +521,147 @@ TEST_F_TIMEOUT(defer, chains_match_fp, 180)
 	LOAD_MODULE();
 	calls_compare(_metadata, self, "wl_calls", "user");
 	calls_compare(_metadata, self, "wl_calls", "kernel");
+}
+
+/* the module's user_unwind parameter; 0 or -errno */
+static int set_user_unwind(const char *order)
+{
+	int fd = open("/sys/module/" DL_MODNAME "/parameters/user_unwind", O_WRONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, order, strlen(order));
+	close(fd);
+	return n == (ssize_t)strlen(order) ? 0 : -EINVAL;
+}
+
+/*
+ * One run of BIN (wl_nofp, wl_nofp_sframe) in MODE with the module's
+ * user_unwind at ORDER, checked as every deferred run is: of the deferred
+ * samples whose first user frame is in the leaf (in user mode for MODE
+ * user, in the kernel for kernel, either for scribble), how many reach
+ * main (*reached of *total).
+ */
+static void nofp_reach(struct __test_metadata *_metadata, FIXTURE_DATA(defer) *self,
+		       const char *bin, const char *mode, const char *order, size_t *reached,
+		       size_t *total, struct dl_paths *ps)
+{
+	bool kernel = !strcmp(mode, "kernel"), any = !strcmp(mode, "scribble");
+	const char *leaf = any ? "leaf_scribble" : kernel ? "leaf_kernel" : "leaf_user";
+	struct perf_defer_stats st1, delta;
+	struct perf_event_attr attr;
+	struct dl_stitch_stats st;
+	const uint64_t *ips;
+	size_t i;
+	int n, j;
+
+	*reached = *total = 0;
+	ASSERT_EQ(0, set_user_unwind(order));
+	load_syms(_metadata, self, bin);
+	run_reset(self);
+	SESS_OPEN(0, 64);
+	SPAWN(0, (char *)bin, (char *)mode, any ? "3000" : "1000");
+	dl_attr_cpu_clock(&attr, PERIOD_NS);
+	EV_OPEN(0, &attr, self->c[0].pid);
+	ATTACH(0, 0);
+	STATS(&self->st0);
+	GO_COLLECT_OK(0, NULL);
+	ASSERT_EQ(0, self->d.nerr) TH_LOG("%s", self->d.err);
+	STATS(&st1);
+	dl_stats_delta(&self->st0, &st1, &delta);
+	check_stitched(_metadata, self, order, &st, &delta);
+	for (i = 0; i < self->d.ns; i++) {
+		const struct dl_sample *s = &self->d.s[i];
+
+		if (s->ev != 0 || s->rec < 0 || (!any && dl_kernel_mode(s) != kernel))
+			continue;
+		n = dl_user_chain(&self->d, s, &ips);
+		if (n <= 0 || !ra_is(self->syms, ips[0] + 1, leaf))
+			continue;
+		(*total)++;
+		if (ps)
+			dl_paths_add(ps, ips + 1, cut_after_libc_start(self->syms, ips + 1, n - 1));
+		for (j = 1; j < n; j++)
+			if (ra_is(self->syms, ips[j], "main")) {
+				(*reached)++;
+				break;
+			}
+	}
+	TH_LOG("%s %s, user_unwind %s: %zu of %zu deferred leaf samples reach main", bin, mode,
+	       order, *reached, *total);
+}
+
+/*
+ * wl_nofp (wl_calls without frame pointers, with .eh_frame): the table
+ * walk finds both call paths down to main, in user and kernel mode, where
+ * the frame-pointer walk cannot.
+ */
+TEST_F_TIMEOUT(defer, eh_frame_walk_without_frame_pointers, 300)
+{
+	static const char *const modes[] = { "user", "kernel" };
+	struct dl_paths ps = { 0 };
+	size_t i, reached, total;
+
+	LOAD_MODULE();
+	ASSERT_EQ(-EINVAL, set_user_unwind("eh_frame,bogus"));
+	ASSERT_EQ(-EINVAL, set_user_unwind("fp,fp"));
+	for (i = 0; i < 2; i++) {
+		/* exactly wl_calls' two paths, and main in (nearly) every one */
+		nofp_reach(_metadata, self, "wl_nofp", modes[i], "eh_frame,fp", &reached, &total,
+			   &ps);
+		dl_paths_sort(&ps);
+		check_calls_paths(_metadata, self, "eh_frame", &ps, MAJOR(&ps));
+		dl_paths_free(&ps);
+		EXPECT_LT(50, total);
+		EXPECT_LE(total * 99, reached * 100);
+		/* the control: the frame-pointer walk alone does not get there */
+		nofp_reach(_metadata, self, "wl_nofp", modes[i], "fp", &reached, &total, NULL);
+		EXPECT_LT(50, total);
+		EXPECT_GT(total / 2, reached);
+	}
+}
+
+/* The same with SFrame (version 1, as bookworm's binutils writes it) alone. */
+TEST_F_TIMEOUT(defer, sframe_walk_without_frame_pointers, 300)
+{
+	static const char *const modes[] = { "user", "kernel" };
+	struct dl_paths ps = { 0 };
+	size_t i, reached, total;
+
+	LOAD_MODULE();
+	for (i = 0; i < 2; i++) {
+		nofp_reach(_metadata, self, "wl_nofp_sframe", modes[i], "sframe,fp", &reached,
+			   &total, &ps);
+		dl_paths_sort(&ps);
+		check_calls_paths(_metadata, self, "sframe", &ps, MAJOR(&ps));
+		dl_paths_free(&ps);
+		EXPECT_LT(50, total);
+		EXPECT_LE(total * 99, reached * 100);
+	}
+}
+
+/*
+ * A task that writes random bytes over its own .eh_frame_hdr, .eh_frame
+ * and .sframe while it is sampled, and puts them back now and then: the
+ * table walk gives whole chains while they are intact and ends early on
+ * what it cannot make sense of; the records stay well-formed, nothing is
+ * lost, and the kernel reports nothing (the VM run scans its log).
+ */
+TEST_F_TIMEOUT(defer, tables_scribbled_while_sampled, 300)
+{
+	static const char *const orders[] = { "sframe,eh_frame,fp", "eh_frame,sframe" };
+	size_t i, reached, total;
+
+	LOAD_MODULE();
+	for (i = 0; i < 2; i++) {
+		nofp_reach(_metadata, self, "wl_nofp_sframe", "scribble", orders[i], &reached,
+			   &total, NULL);
+		EXPECT_LT(50, total);
+		/* broken tables break chains, and intact ones give whole ones */
+		EXPECT_LT(reached, total);
+		EXPECT_LT(0, reached);
+	}
 }
 
 TEST_F_TIMEOUT(defer, compat_m32, 180)

@@ -10,13 +10,21 @@
  * MODE kernel: leaf is leaf_kernel, a read() of 256 KiB from /dev/zero
  *		made from leaf_kernel itself (kernel-mode samples whose user
  *		IP at kernel entry is in leaf_kernel).
+ * MODE scribble: leaf is leaf_scribble, which writes random bytes over
+ *		the program's own unwind tables (from .eh_frame_hdr to the end
+ *		of its segment: .eh_frame, .sframe) and now and then puts them
+ *		back, then does what leaf_user and leaf_kernel do: a table
+ *		walk of this task meets tables broken in every way.
  *
  * Built 64-bit (wl_calls) and 32-bit (wl_calls32), and 64-bit without
  * frame pointers but with unwind tables (wl_nofp): there a frame-pointer
  * walk stops at once, and only a DWARF unwind finds main.
  */
+#define _GNU_SOURCE	/* dl_iterate_phdr() */
 #include <fcntl.h>
+#include <link.h>
 #include <unistd.h>
+#include <sys/mman.h>
 
 #include "wl_common.h"
 
@@ -41,6 +49,70 @@ NOINLINE void leaf_kernel(void)
 {
 	WL_LEAF_FRAME();
 	sink += wl_sys3(SYS_read, zero_fd, (long)kbuf, KBUF);
+}
+
+/* the tables to scribble on, and a copy to put back */
+static unsigned char *tab, *tab_copy;
+static size_t tab_len;
+static unsigned long long rnd = 88172645463325252ull;
+
+static unsigned long long xorshift(void)
+{
+	rnd ^= rnd << 13;
+	rnd ^= rnd >> 7;
+	rnd ^= rnd << 17;
+	return rnd;
+}
+
+NOINLINE void leaf_scribble(void)
+{
+	unsigned long long i, r = xorshift();
+
+	WL_LEAF_FRAME();
+	if (r % 8 == 0)
+		memcpy(tab, tab_copy, tab_len);
+	for (i = 0; i < 1 + r % 64; i++)
+		tab[xorshift() % tab_len] = xorshift();
+	for (i = 0; i < 20000; i++)
+		sink += i;
+	sink += wl_sys3(SYS_read, zero_fd, (long)kbuf, 4096);
+}
+
+/* the executable's PT_GNU_EH_FRAME to the end of the PT_LOAD holding it */
+static int find_tables(struct dl_phdr_info *info, size_t size, void *data)
+{
+	const ElfW(Phdr) *eh = NULL, *p;
+	int i;
+
+	for (i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_GNU_EH_FRAME)
+			eh = &info->dlpi_phdr[i];
+	for (i = 0; eh && i < info->dlpi_phnum; i++) {
+		p = &info->dlpi_phdr[i];
+		if (p->p_type == PT_LOAD && p->p_vaddr <= eh->p_vaddr &&
+		    eh->p_vaddr < p->p_vaddr + p->p_filesz) {
+			tab = (unsigned char *)(info->dlpi_addr + eh->p_vaddr);
+			tab_len = p->p_vaddr + p->p_filesz - eh->p_vaddr;
+		}
+	}
+	return 1;	/* the first object is the executable */
+}
+
+/* make the tables writable and keep a copy; 0 or -1 */
+static int tables_writable(void)
+{
+	unsigned long pg = sysconf(_SC_PAGESIZE), start, end;
+
+	dl_iterate_phdr(find_tables, NULL);
+	if (!tab || !tab_len)
+		return -1;
+	start = (unsigned long)tab & ~(pg - 1);
+	end = ((unsigned long)tab + tab_len + pg - 1) & ~(pg - 1);
+	tab_copy = malloc(tab_len);
+	if (!tab_copy || mprotect((void *)start, end - start, PROT_READ | PROT_WRITE))
+		return -1;
+	memcpy(tab_copy, tab, tab_len);
+	return 0;
 }
 
 NOINLINE void gamma_(void)
@@ -77,11 +149,17 @@ int main(int argc, char **argv)
 {
 	unsigned long long end;
 
-	if (argc < 2 || (strcmp(argv[1], "user") && strcmp(argv[1], "kernel"))) {
-		fprintf(stderr, "usage: wl_calls user|kernel [MS]\n");
+	if (argc < 2 || (strcmp(argv[1], "user") && strcmp(argv[1], "kernel") &&
+			 strcmp(argv[1], "scribble"))) {
+		fprintf(stderr, "usage: wl_calls user|kernel|scribble [MS]\n");
 		return 2;
 	}
-	leaf = strcmp(argv[1], "user") ? leaf_kernel : leaf_user;
+	leaf = !strcmp(argv[1], "user") ? leaf_user :
+	       !strcmp(argv[1], "kernel") ? leaf_kernel : leaf_scribble;
+	if (leaf == leaf_scribble && tables_writable()) {
+		fprintf(stderr, "wl_calls: cannot make the unwind tables writable\n");
+		return 1;
+	}
 	zero_fd = open("/dev/zero", O_RDONLY);
 	kbuf = malloc(KBUF);
 	if (zero_fd < 0 || !kbuf) {

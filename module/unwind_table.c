@@ -1,0 +1,341 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The user walk by unwind tables, in the task_work, with faults allowed.
+ *
+ * Frame by frame: find the object mapped at the IP (a file mapping whose
+ * ELF header is mapped at file offset 0, or the vDSO), read its program
+ * headers from the task's memory, and ask its tables, in the order the
+ * session chose, for the rules at that IP: SFrame (PT_GNU_SFRAME), then
+ * .eh_frame (PT_GNU_EH_FRAME), then the frame-pointer rule.  The first
+ * method that has a row for the IP gives the caller's CFA, return
+ * address and callee-saved registers.  The first frame's IP is exact;
+ * later ones are return addresses, looked up at ra - 1.
+ *
+ * Everything read comes from the task's memory through copy_from_user(),
+ * counted against a per-unwind byte budget; the parsers (uw_sframe.c,
+ * uw_ehframe.c) bound their own loops.  An object, a table or a row that
+ * does not make sense ends the walk with the frames found so far.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/elf.h>
+#include <linux/mm.h>
+#include <linux/mmap_lock.h>
+#include <linux/sched.h>
+#include <linux/sched/task_stack.h>
+#include <linux/uaccess.h>
+#include <asm/ptrace.h>
+
+#include "perf_defer.h"
+#include "uwtab.h"
+
+/* Bytes one unwind may read from tables and headers, frames apart. */
+#define PD_UW_BUDGET		(256 * 1024)
+/* Program headers looked at per object */
+#define PD_UW_MAX_PHDRS		64
+
+#ifndef PT_GNU_SFRAME
+#define PT_GNU_SFRAME		0x6474e554
+#endif
+
+struct pd_uw_reader {
+	size_t	budget;
+};
+
+int pd_uw_read(struct pd_uw_reader *rd, void *dst, unsigned long addr, size_t len)
+{
+	if (len > rd->budget)
+		return -E2BIG;
+	rd->budget -= len;
+	if (copy_from_user(dst, (const void __user *)addr, len))
+		return -EFAULT;
+	return 0;
+}
+
+/* The tables of the object around one executable mapping. */
+struct pd_uw_obj {
+	unsigned long	start, end;		/* the mapping; 0, 0: none */
+	unsigned long	eh_hdr, eh_hdr_size;	/* 0: none */
+	unsigned long	sframe, sframe_size;	/* 0: none */
+};
+
+/*
+ * Where the object that maps @ip has its ELF header: the address of its
+ * file offset 0, if a mapping of the same file at offset 0 is there (as
+ * ld.so and the kernel's ELF loader map objects), or the vDSO's start.
+ */
+static int pd_uw_obj_base(unsigned long ip, struct pd_uw_obj *obj, unsigned long *base)
+{
+	struct mm_struct *mm = current->mm;
+	struct vm_area_struct *vma, *first;
+	unsigned long off;
+	int ret = -ENOENT;
+
+	if (mmap_read_lock_killable(mm))
+		return -EINTR;
+	vma = find_vma(mm, ip);
+	if (!vma || vma->vm_start > ip || !(vma->vm_flags & VM_EXEC))
+		goto out;
+	obj->start = vma->vm_start;
+	obj->end = vma->vm_end;
+	if (vma->vm_start == (unsigned long)mm->context.vdso) {
+		*base = vma->vm_start;
+		ret = 0;
+		goto out;
+	}
+	if (!vma->vm_file || vma->vm_pgoff > (vma->vm_start >> PAGE_SHIFT))
+		goto out;
+	off = vma->vm_pgoff << PAGE_SHIFT;
+	first = find_vma(mm, vma->vm_start - off);
+	if (first && first->vm_start == vma->vm_start - off && !first->vm_pgoff &&
+	    first->vm_file && file_inode(first->vm_file) == file_inode(vma->vm_file)) {
+		*base = first->vm_start;
+		ret = 0;
+	}
+out:
+	mmap_read_unlock(mm);
+	return ret;
+}
+
+/* Find the tables of the object that maps @ip, into @obj. */
+static int pd_uw_obj_find(struct pd_uw_reader *rd, unsigned long ip, struct pd_uw_obj *obj)
+{
+	unsigned long base, bias = 0;
+	bool have_load = false;
+	struct elf64_hdr eh;
+	struct elf64_phdr ph;
+	unsigned int i;
+	int ret;
+
+	*obj = (struct pd_uw_obj){ };
+	ret = pd_uw_obj_base(ip, obj, &base);
+	if (ret)
+		return ret;
+	ret = pd_uw_read(rd, &eh, base, sizeof(eh));
+	if (ret)
+		return ret;
+	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_machine != EM_X86_64 ||
+	    eh.e_phentsize != sizeof(ph) || eh.e_phnum > PD_UW_MAX_PHDRS ||
+	    eh.e_phoff > PAGE_SIZE)
+		return -EINVAL;
+	/* the load bias from the first PT_LOAD, which maps offset 0 */
+	for (i = 0; i < eh.e_phnum; i++) {
+		ret = pd_uw_read(rd, &ph, base + eh.e_phoff + i * sizeof(ph), sizeof(ph));
+		if (ret)
+			return ret;
+		if (ph.p_type == PT_LOAD && !have_load) {
+			if (ph.p_offset || (ph.p_vaddr & ~PAGE_MASK))
+				return -EINVAL;
+			bias = base - ph.p_vaddr;
+			have_load = true;
+		} else if (ph.p_type == PT_GNU_EH_FRAME) {
+			obj->eh_hdr = ph.p_vaddr;
+			obj->eh_hdr_size = ph.p_memsz;
+		} else if (ph.p_type == PT_GNU_SFRAME) {
+			obj->sframe = ph.p_vaddr;
+			obj->sframe_size = ph.p_memsz;
+		}
+	}
+	if (!have_load)
+		return -EINVAL;
+	if (obj->eh_hdr)
+		obj->eh_hdr += bias;
+	if (obj->sframe)
+		obj->sframe += bias;
+	return 0;
+}
+
+/* The registers a walk knows, by DWARF number; valid: a bit per register. */
+struct pd_uw_regs {
+	unsigned long	r[PD_UW_NREGS];
+	u32		valid;
+};
+
+static void pd_uw_set(struct pd_uw_regs *regs, unsigned int reg, unsigned long val)
+{
+	regs->r[reg] = val;
+	regs->valid |= BIT(reg);
+}
+
+/* The frame-pointer rule, as the fp walk applies it, as a row. */
+static void pd_uw_fp_row(struct pd_uw_row *row)
+{
+	unsigned int i;
+
+	*row = (struct pd_uw_row){ .cfa_how = PD_UW_CFA_REG, .cfa_reg = PD_UW_RBP, .cfa_off = 16 };
+	for (i = 0; i < PD_UW_NREGS; i++)
+		row->reg[i].how = PD_UW_SAME;
+	row->reg[PD_UW_RBP] = (struct pd_uw_rule){ .how = PD_UW_AT_CFA, .off = -16 };
+	row->reg[PD_UW_RA] = (struct pd_uw_rule){ .how = PD_UW_AT_CFA, .off = -8 };
+}
+
+/* The row for @pc from the first method of @order that has one. */
+static int pd_uw_row_for(struct pd_uw_reader *rd, const struct pd_uw_obj *obj,
+			 unsigned int order, unsigned long pc, struct pd_uw_row *row,
+			 unsigned int *method)
+{
+	int ret = -ENOENT;
+
+	for (; order; order >>= PD_UW_METHOD_BITS) {
+		*method = order & PD_UW_METHOD_MASK;
+		switch (*method) {
+		case PD_UW_METHOD_SFRAME:
+			if (!obj->sframe)
+				continue;
+			ret = pd_sframe_row(rd, obj->sframe, obj->sframe_size, pc, row);
+			break;
+		case PD_UW_METHOD_EH_FRAME:
+			if (!obj->eh_hdr)
+				continue;
+			ret = pd_ehframe_row(rd, obj->eh_hdr, obj->eh_hdr_size, pc, row);
+			break;
+		case PD_UW_METHOD_FP:
+			pd_uw_fp_row(row);
+			ret = 0;
+			break;
+		default:
+			return -EINVAL;
+		}
+		/* a budget spent or a fault ends the walk; a miss tries on */
+		if (!ret || ret == -E2BIG || ret == -EFAULT || ret == -EINTR)
+			return ret;
+	}
+	return ret;
+}
+
+/* The caller's value of @reg by @rule; false when it cannot be known. */
+static bool pd_uw_apply(struct pd_uw_reader *rd, const struct pd_uw_regs *cur,
+			const struct pd_uw_rule *rule, unsigned int reg, unsigned long cfa,
+			struct pd_uw_regs *next)
+{
+	unsigned long val;
+
+	switch (rule->how) {
+	case PD_UW_SAME:
+		if (cur->valid & BIT(reg))
+			pd_uw_set(next, reg, cur->r[reg]);
+		return true;
+	case PD_UW_UNDEF:
+		return true;
+	case PD_UW_AT_CFA:
+		if (pd_uw_read(rd, &val, cfa + rule->off, sizeof(val)))
+			return false;
+		pd_uw_set(next, reg, val);
+		return true;
+	case PD_UW_IS_CFA:
+		pd_uw_set(next, reg, cfa + rule->off);
+		return true;
+	case PD_UW_IN_REG:
+		if (rule->reg < PD_UW_NREGS && (cur->valid & BIT(rule->reg)))
+			pd_uw_set(next, reg, cur->r[rule->reg]);
+		return true;
+	}
+	return false;
+}
+
+/* The callee-saved registers of the x86-64 psABI: what a caller keeps */
+#define PD_UW_CALLEE_SAVED	(BIT(PD_UW_RBX) | BIT(PD_UW_RBP) | BIT(PD_UW_R12) | \
+				 BIT(PD_UW_R13) | BIT(PD_UW_R14) | BIT(PD_UW_R15))
+
+/*
+ * One step: from the frame in @cur (IP in PD_UW_RA's slot) to its
+ * caller's.  0, or an error that ends the walk.
+ */
+static int pd_uw_step(struct pd_uw_reader *rd, struct pd_uw_obj *obj, unsigned int order,
+		      struct pd_uw_regs *cur, bool first)
+{
+	unsigned long ip = cur->r[PD_UW_RA], pc = first ? ip : ip - 1, cfa;
+	struct pd_uw_regs next = { };
+	struct pd_uw_row row;
+	unsigned int reg, method = 0;
+	int ret;
+
+	if (pc < obj->start || pc >= obj->end) {
+		ret = pd_uw_obj_find(rd, pc, obj);
+		pd_count(uw_objects);
+		if (ret == -E2BIG || ret == -EFAULT || ret == -EINTR)
+			return ret;
+		if (ret)	/* no object: the frame-pointer rule still may */
+			*obj = (struct pd_uw_obj){ .start = pc, .end = pc + 1 };
+	}
+	ret = pd_uw_row_for(rd, obj, order, pc, &row, &method);
+	if (ret)
+		return ret;
+
+	if (row.cfa_how == PD_UW_CFA_PLT) {
+		cfa = cur->r[PD_UW_RSP] + row.cfa_off + ((ip & 15) >= 11 ? 8 : 0);
+	} else {
+		if (row.cfa_reg >= PD_UW_RA || !(cur->valid & BIT(row.cfa_reg)))
+			return -EINVAL;
+		cfa = cur->r[row.cfa_reg] + row.cfa_off;
+	}
+	/* the stack grows down: a caller's frame is above, word-aligned */
+	if (cfa <= cur->r[PD_UW_RSP] || (cfa & 7))
+		return -EINVAL;
+	if (row.reg[PD_UW_RA].how == PD_UW_UNDEF)
+		return -ENOENT;		/* the outermost frame */
+	if (row.reg[PD_UW_RA].how != PD_UW_AT_CFA ||
+	    !pd_uw_apply(rd, cur, &row.reg[PD_UW_RA], PD_UW_RA, cfa, &next))
+		return -EINVAL;
+	for (reg = 0; reg < PD_UW_RA; reg++) {
+		if (!(PD_UW_CALLEE_SAVED & BIT(reg)))
+			continue;
+		if (!pd_uw_apply(rd, cur, &row.reg[reg], reg, cfa, &next))
+			return -EFAULT;
+	}
+	pd_uw_set(&next, PD_UW_RSP, cfa);
+	pd_count(uw_frames[method]);
+	*cur = next;
+	return 0;
+}
+
+/* pt_regs by DWARF number (x86-64 psABI order) */
+static void pd_uw_regs_from(struct pd_uw_regs *r, const struct pt_regs *regs)
+{
+	static const unsigned short off[PD_UW_RA] = {
+		offsetof(struct pt_regs, ax), offsetof(struct pt_regs, dx),
+		offsetof(struct pt_regs, cx), offsetof(struct pt_regs, bx),
+		offsetof(struct pt_regs, si), offsetof(struct pt_regs, di),
+		offsetof(struct pt_regs, bp), offsetof(struct pt_regs, sp),
+		offsetof(struct pt_regs, r8), offsetof(struct pt_regs, r9),
+		offsetof(struct pt_regs, r10), offsetof(struct pt_regs, r11),
+		offsetof(struct pt_regs, r12), offsetof(struct pt_regs, r13),
+		offsetof(struct pt_regs, r14), offsetof(struct pt_regs, r15),
+	};
+	unsigned int i;
+
+	for (i = 0; i < PD_UW_RA; i++)
+		pd_uw_set(r, i, *(const unsigned long *)((const u8 *)regs + off[i]));
+	pd_uw_set(r, PD_UW_RA, regs->ip);
+}
+
+/*
+ * Walk current's user stack by the methods of @order (see perf_defer.h)
+ * into @ips; returns the number of entries.  64-bit tasks only: the
+ * caller takes the frame-pointer walk for compat tasks.  A frame that no
+ * method has a row for ends the walk, as does the outermost frame (its
+ * return address undefined); others that end it count in uw_stopped.
+ */
+unsigned int pd_unwind_user_tables(u64 *ips, unsigned int max, unsigned int order)
+{
+	struct pd_uw_reader rd = { .budget = PD_UW_BUDGET };
+	struct pd_uw_obj obj = { };
+	struct pd_uw_regs cur = { };
+	unsigned int nr = 0;
+	int ret;
+
+	pd_uw_regs_from(&cur, task_pt_regs(current));
+	for (;;) {
+		ips[nr++] = cur.r[PD_UW_RA];
+		if (nr >= max)
+			break;
+		ret = pd_uw_step(&rd, &obj, order, &cur, nr == 1);
+		if (ret) {
+			if (ret != -ENOENT)
+				pd_count(uw_stopped);
+			break;
+		}
+	}
+	return nr;
+}
