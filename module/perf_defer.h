@@ -43,9 +43,9 @@ extern unsigned int pd_user_unwind;
  * of methods, PD_UW_METHOD_BITS each, the first in the low bits, ended by
  * 0.
  */
-#define PD_UW_METHOD_FP		1	/* frame pointers */
-#define PD_UW_METHOD_SFRAME	2	/* PT_GNU_SFRAME */
-#define PD_UW_METHOD_EH_FRAME	3	/* PT_GNU_EH_FRAME */
+#define PD_UW_METHOD_FP		PERF_DEFER_UNWIND_FP
+#define PD_UW_METHOD_SFRAME	PERF_DEFER_UNWIND_SFRAME
+#define PD_UW_METHOD_EH_FRAME	PERF_DEFER_UNWIND_EH_FRAME
 #define PD_UW_METHODS		4
 #define PD_UW_METHOD_BITS	4
 #define PD_UW_METHOD_MASK	((1U << PD_UW_METHOD_BITS) - 1)
@@ -71,6 +71,7 @@ struct pd_session {
 	unsigned int		nr_attached;
 	u32			data_pages;
 	u32			dump_stack;	/* 0: no dump; else bytes per dump */
+	u32			unwind_order;	/* 0: the user_unwind parameter */
 	struct pd_ring		**rings;	/* per possible CPU, once set up */
 	bool			closed;
 	bool			privileged;	/* perfmon_capable() at open */
@@ -97,6 +98,7 @@ struct pd_attach {
 	int			clockid;	/* -1: local_clock() */
 	u64			regs_mask;	/* with dump_stack: sample_regs_user */
 	u32			dump_stack;	/* the session's, at attach */
+	u32			unwind_order;	/* the session's, at attach */
 	u16			max_stack;
 	u16			max_contexts;	/* perf's sysctl, 0: unknown */
 	bool			sample_id_all;
@@ -114,10 +116,11 @@ struct pd_counters {
 	u64	pool_empty;
 	u64	exit_pending;
 	u64	after_unwind;
-	u64	uw_frames[PD_UW_METHODS];	/* frames each table walk found */
+	u64	uw_frames[PD_UW_METHODS];	/* caller frames each method found */
 	u64	uw_objects;	/* objects looked up by the table walk */
 	u64	uw_stopped;	/* table walks ended by bad or missing data */
 };
+
 
 DECLARE_PER_CPU(struct pd_counters, pd_counters);
 #define pd_count(field)	this_cpu_inc(pd_counters.field)
@@ -134,7 +137,7 @@ u64 pd_request(struct pd_attach *att, bool from_user, u64 stream_id);
 int pd_requests_pending(void);
 
 /* unwind.c */
-unsigned int pd_unwind_user(u64 *ips, unsigned int max);
+unsigned int pd_unwind_user(u64 *ips, unsigned int max, unsigned int order);
 
 /* unwind_table.c */
 unsigned int pd_unwind_user_tables(u64 *ips, unsigned int max, unsigned int order);

@@ -316,16 +316,63 @@ static void pd_take_slots(struct pd_request *r, struct pd_attach **att,
 	}
 }
 
-/* Walk up to @depth user frames into a new array; *@nr of them. */
-static u64 *pd_task_walk(unsigned int depth, unsigned int *nr)
-{
-	u64 *ips;
+/* One walk of the entry's user stack, by one order of methods. */
+struct pd_walk {
+	unsigned int	order;
+	unsigned int	nr;
+	u64		*ips;		/* NULL: no memory */
+};
 
-	depth = min_t(unsigned int, depth, PD_MAX_DEPTH);
-	ips = kmalloc_array(depth, sizeof(*ips), GFP_KERNEL);
-	if (ips)
-		*nr = pd_unwind_user(ips, depth);
-	return ips;
+/* The walks of one task_work: one per order its sessions ask for. */
+struct pd_walks {
+	struct pd_walk	w[PD_MAX_SESSIONS];
+	unsigned int	n;
+	unsigned int	def;		/* the user_unwind parameter, read once */
+};
+
+static unsigned int pd_att_order(const struct pd_walks *ws, const struct pd_attach *att)
+{
+	return att->unwind_order ?: ws->def;
+}
+
+static struct pd_walk *pd_walk_find(struct pd_walks *ws, unsigned int order)
+{
+	unsigned int i;
+
+	for (i = 0; i < ws->n; i++)
+		if (ws->w[i].order == order)
+			return &ws->w[i];
+	return NULL;
+}
+
+/*
+ * Walk once for each order that a walking session of @att asks for and
+ * that has no walk yet, as deep as the deepest of those sessions asks.
+ * Each new walk has a session of its own, so PD_MAX_SESSIONS walks fit.
+ */
+static void pd_task_walks(struct pd_walks *ws, struct pd_attach **att)
+{
+	unsigned int i, j, order, depth;
+	struct pd_walk *w;
+
+	for (i = 0; i < PD_MAX_SESSIONS; i++) {
+		if (!att[i] || att[i]->dump_stack)
+			continue;
+		order = pd_att_order(ws, att[i]);
+		if (pd_walk_find(ws, order))
+			continue;
+		depth = 0;
+		for (j = i; j < PD_MAX_SESSIONS; j++)
+			if (att[j] && !att[j]->dump_stack && pd_att_order(ws, att[j]) == order)
+				depth = max_t(unsigned int, depth, att[j]->max_stack);
+		depth = min_t(unsigned int, depth, PD_MAX_DEPTH);
+		w = &ws->w[ws->n++];
+		w->order = order;
+		w->nr = 0;
+		w->ips = kmalloc_array(depth, sizeof(*w->ips), GFP_KERNEL);
+		if (w->ips)
+			w->nr = pd_unwind_user(w->ips, depth, order);
+	}
 }
 
 /* Dump the user registers and @stack bytes of stack into *@dump. */
@@ -351,9 +398,10 @@ static void pd_task_work(struct callback_head *cb)
 	struct pd_attach *att[PD_MAX_SESSIONS] = { };
 	struct pd_dump *dump = NULL;
 	struct pd_need need, all;
-	unsigned int i, nr = 0;
-	bool dumped = false;
-	u64 *ips = NULL;
+	unsigned int i;
+	struct pd_walks walks = { .def = READ_ONCE(pd_user_unwind) };
+	bool dumped = false, walked;
+	struct pd_walk *w;
 	bool gone;
 
 	/*
@@ -365,7 +413,7 @@ static void pd_task_work(struct callback_head *cb)
 	gone = (current->flags & PF_EXITING) || r->exec_id != current->self_exec_id;
 	pd_take_slots(r, att, &need);
 	if (!gone && need.depth)
-		ips = pd_task_walk(need.depth, &nr);
+		pd_task_walks(&walks, att);
 	if (!gone && need.dump)
 		dumped = pd_task_dump(&dump, need.stack);
 	/*
@@ -378,13 +426,17 @@ static void pd_task_work(struct callback_head *cb)
 	pd_take_slots(r, att, &all);
 	/*
 	 * A session that joined during the walk or the copy and asks for
-	 * what was not taken (a dump, more stack, a walk) gets it now.
+	 * what was not taken (a dump, more stack, a walk or another order of
+	 * methods) gets it now.
 	 */
 	if (!gone && all.dump && (!dumped || all.stack > need.stack))
 		dumped = pd_task_dump(&dump, all.stack);
-	if (!gone && all.depth && !need.depth)
-		ips = pd_task_walk(all.depth, &nr);
-	if (ips || dumped)
+	if (!gone && all.depth)
+		pd_task_walks(&walks, att);
+	walked = false;
+	for (i = 0; i < walks.n; i++)
+		walked |= !!walks.w[i].ips;
+	if (walked || dumped)
 		pd_count(unwinds);
 
 	if (gone && (all.depth || all.dump))
@@ -392,18 +444,21 @@ static void pd_task_work(struct callback_head *cb)
 	for (i = 0; i < PD_MAX_SESSIONS; i++) {
 		if (!att[i])
 			continue;
+		w = att[i]->dump_stack ? NULL :
+		    pd_walk_find(&walks, pd_att_order(&walks, att[i]));
 		if (att[i]->dump_stack && dumped)
 			pd_ring_emit_dump(att[i], r->cookie, dump,
 					  READ_ONCE(r->last_sample) + 1, r->stream_id[i]);
-		else if (!att[i]->dump_stack && ips)
-			pd_ring_emit(att[i], r->cookie, ips,
-				     min_t(unsigned int, nr, att[i]->max_stack),
+		else if (w && w->ips)
+			pd_ring_emit(att[i], r->cookie, w->ips,
+				     min_t(unsigned int, w->nr, att[i]->max_stack),
 				     READ_ONCE(r->last_sample) + 1, r->stream_id[i]);
 		else if (!gone)
 			pd_count(drops);	/* no memory */
 		pd_attach_put(att[i]);
 	}
-	kfree(ips);
+	for (i = 0; i < walks.n; i++)
+		kfree(walks.w[i].ips);
 	if (dump) {
 		pd_dump_free(dump);
 		kfree(dump);

@@ -209,6 +209,7 @@ static int pd_attach(struct pd_session *s, struct perf_event *event,
 	att->max_stack = attr->sample_max_stack ?: PERF_MAX_STACK_DEPTH;
 	att->max_contexts = max_contexts;
 	att->dump_stack = s->dump_stack;
+	att->unwind_order = s->unwind_order;
 	if (s->dump_stack)
 		att->regs_mask = attr->sample_regs_user;
 	refcount_inc(&s->ref);
@@ -322,13 +323,51 @@ static long pd_ioctl_set_dump(struct pd_session *s, void __user *uarg)
 	return ret;
 }
 
-/* ABI 1.0 and 1.1's GET_STATS: its struct ends at @pending */
-#define PD_IOC_GET_STATS_VER0	_IOC(_IOC_READ | _IOC_WRITE, PERF_DEFER_MAGIC, \
-				     _IOC_NR(PERF_DEFER_IOC_GET_STATS), \
-				     PERF_DEFER_STATS_SIZE_VER0)
+static long pd_ioctl_set_unwind(struct pd_session *s, void __user *uarg)
+{
+	unsigned int order = 0, seen = 0, i, m;
+	struct perf_defer_unwind u;
+	int ret;
+
+	ret = pd_copy_arg(&u, uarg, sizeof(u));
+	if (ret)
+		return ret;
+	if (u.__reserved)
+		return -EINVAL;
+	for (i = 0; i < ARRAY_SIZE(u.methods) && u.methods[i]; i++) {
+		m = u.methods[i];
+		if (m >= PD_UW_METHODS || (seen & BIT(m)))
+			return -EINVAL;
+		seen |= BIT(m);
+		order |= m << (i * PD_UW_METHOD_BITS);
+	}
+	/* nothing after the end */
+	for (; i < ARRAY_SIZE(u.methods); i++)
+		if (u.methods[i])
+			return -EINVAL;
+
+	mutex_lock(&pd_lock);
+	if (s->nr_attached)
+		ret = -EBUSY;
+	else
+		s->unwind_order = order;
+	mutex_unlock(&pd_lock);
+	return ret;
+}
+
+/* The GET_STATS of every ABI: its struct ends at @pending, or later */
 static_assert(offsetof(struct perf_defer_stats, after_unwind) == PERF_DEFER_STATS_SIZE_VER0);
 
-/* @size: the caller's struct, the new one or VER0 */
+static bool pd_is_get_stats(unsigned int cmd)
+{
+	return _IOC_TYPE(cmd) == PERF_DEFER_MAGIC &&
+	       _IOC_NR(cmd) == _IOC_NR(PERF_DEFER_IOC_GET_STATS) &&
+	       _IOC_DIR(cmd) == (_IOC_READ | _IOC_WRITE) &&
+	       _IOC_SIZE(cmd) >= PERF_DEFER_STATS_SIZE_VER0 &&
+	       _IOC_SIZE(cmd) <= sizeof(struct perf_defer_stats) && !(_IOC_SIZE(cmd) % 8);
+}
+
+/* @size: the caller's struct, from the ioctl number (pd_is_get_stats()) */
 static long pd_ioctl_get_stats(void __user *uarg, u32 size)
 {
 	struct perf_defer_stats st;
@@ -352,6 +391,11 @@ static long pd_ioctl_get_stats(void __user *uarg, u32 size)
 		st.pool_empty += READ_ONCE(c->pool_empty);
 		st.exit_pending += READ_ONCE(c->exit_pending);
 		st.after_unwind += READ_ONCE(c->after_unwind);
+		st.frames_fp += READ_ONCE(c->uw_frames[PD_UW_METHOD_FP]);
+		st.frames_sframe += READ_ONCE(c->uw_frames[PD_UW_METHOD_SFRAME]);
+		st.frames_eh_frame += READ_ONCE(c->uw_frames[PD_UW_METHOD_EH_FRAME]);
+		st.table_objects += READ_ONCE(c->uw_objects);
+		st.table_stopped += READ_ONCE(c->uw_stopped);
 	}
 	st.pending = pd_requests_pending();
 	return copy_to_user(uarg, &st, size) ? -EFAULT : 0;
@@ -373,11 +417,13 @@ static long pd_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return pd_ioctl_set_ring(s, uarg);
 	case PERF_DEFER_IOC_GET_STATS:
 		return pd_ioctl_get_stats(uarg, sizeof(struct perf_defer_stats));
-	case PD_IOC_GET_STATS_VER0:
-		return pd_ioctl_get_stats(uarg, PERF_DEFER_STATS_SIZE_VER0);
 	case PERF_DEFER_IOC_SET_DUMP:
 		return pd_ioctl_set_dump(s, uarg);
+	case PERF_DEFER_IOC_SET_UNWIND:
+		return pd_ioctl_set_unwind(s, uarg);
 	default:
+		if (pd_is_get_stats(cmd))
+			return pd_ioctl_get_stats(uarg, _IOC_SIZE(cmd));
 		return -ENOTTY;
 	}
 }

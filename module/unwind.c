@@ -37,19 +37,21 @@ static int pd_get_user_word(unsigned long *val, unsigned long addr,
 	return get_user(*val, (const unsigned long __user *)addr);
 }
 
-/* Walk current's user stack into @ips; returns the number of entries. */
-unsigned int pd_unwind_user(u64 *ips, unsigned int max)
+/*
+ * Walk current's user stack into @ips by the methods of @order (see
+ * perf_defer.h); returns the number of entries.
+ */
+unsigned int pd_unwind_user(u64 *ips, unsigned int max, unsigned int order)
 {
 	struct pt_regs *regs = task_pt_regs(current);
 	unsigned long ip, fp, sp, cfa, ra, next_fp;
-	unsigned int ws, order, nr = 0;
+	unsigned int ws, nr = 0;
 
 	if (!current->mm || !max || !user_mode(regs) ||
 	    (regs->flags & X86_VM_MASK))
 		return 0;
 
 	ws = user_64bit_mode(regs) ? sizeof(u64) : sizeof(u32);
-	order = READ_ONCE(pd_user_unwind);
 	if (ws == sizeof(u64) && order != PD_UW_METHOD_FP)
 		return pd_unwind_user_tables(ips, max, order);
 	ip = regs->ip;
@@ -77,6 +79,7 @@ unsigned int pd_unwind_user(u64 *ips, unsigned int max)
 		sp = cfa;
 		fp = next_fp;
 	}
+	this_cpu_add(pd_counters.uw_frames[PD_UW_METHOD_FP], nr - 1);
 	return nr;
 }
 

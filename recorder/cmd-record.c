@@ -75,6 +75,13 @@ static const char record_usage[] =
 	"                          user stack, default 8192, copied once per kernel entry\n"
 	"                          by the module; perf unwinds them with DWARF) or\n"
 	"                          dwarf[,SIZE] (perf's own in-NMI dump)\n"
+	"        --user-unwind <l> how the module walks user stacks for fp,defer: a\n"
+	"                          list of sframe, eh_frame and fp, tried in that order\n"
+	"                          for each frame (default: the module's user_unwind\n"
+	"                          parameter, fp unless changed); sframe and eh_frame\n"
+	"                          give whole stacks of code built without frame\n"
+	"                          pointers; needs the module (native deferral walks\n"
+	"                          frame pointers only)\n"
 	"        --keep-deferred   write the deferred form instead of stitching: the\n"
 	"                          upstream one for fp,defer (for perf >= 6.19); for\n"
 	"                          dwarf,defer one dump per kernel entry, which only\n"
@@ -125,6 +132,7 @@ struct record {
 	__u64			freq, period;
 	bool			system_wide, defer, dwarf, keep_deferred, quiet, stats;
 	__u32			dump_size;	/* dwarf: bytes of user stack */
+	__u8			unwind[8];	/* --user-unwind: PERF_DEFER_UNWIND_*, 0-ended */
 	int			verbose;
 	unsigned int		mmap_pages;
 	bool			mmap_set;	/* -m given */
@@ -244,9 +252,40 @@ static int rec_parse_call_graph(struct record *rec, const char *arg)
 	return 0;
 }
 
+/* --user-unwind LIST: "sframe,eh_frame,fp", each method once */
+static int rec_parse_user_unwind(struct record *rec, const char *arg)
+{
+	static const char *const names[] = {
+		[PERF_DEFER_UNWIND_FP] = "fp",
+		[PERF_DEFER_UNWIND_SFRAME] = "sframe",
+		[PERF_DEFER_UNWIND_EH_FRAME] = "eh_frame",
+	};
+	char *list = strdup(arg), *p = list, *name;
+	unsigned int n = 0, m, seen = 0;
+
+	if (!list)
+		return -1;
+	memset(rec->unwind, 0, sizeof(rec->unwind));
+	while ((name = strsep(&p, ",")) != NULL) {
+		for (m = 1; m < sizeof(names) / sizeof(names[0]); m++)
+			if (!strcmp(name, names[m]))
+				break;
+		if (m == sizeof(names) / sizeof(names[0]) || (seen & (1U << m))) {
+			pr_err("--user-unwind: '%s' is not a list of sframe, eh_frame and fp, each at most once",
+			       arg);
+			free(list);
+			return -1;
+		}
+		seen |= 1U << m;
+		rec->unwind[n++] = m;
+	}
+	free(list);
+	return 0;
+}
+
 static int record__parse_options(struct record *rec, int argc, char **argv)
 {
-	enum { OPT_CALL_GRAPH = 256, OPT_KEEP, OPT_STATS };
+	enum { OPT_CALL_GRAPH = 256, OPT_KEEP, OPT_STATS, OPT_USER_UNWIND };
 	static const struct option options[] = {
 		{ "event",	   required_argument, NULL, 'e' },
 		{ "freq",	   required_argument, NULL, 'F' },
@@ -258,6 +297,7 @@ static int record__parse_options(struct record *rec, int argc, char **argv)
 		{ "output",	   required_argument, NULL, 'o' },
 		{ "call-graph",	   required_argument, NULL, OPT_CALL_GRAPH },
 		{ "keep-deferred", no_argument,	      NULL, OPT_KEEP },
+		{ "user-unwind",   required_argument, NULL, OPT_USER_UNWIND },
 		{ "mmap-pages",	   required_argument, NULL, 'm' },
 		{ "quiet",	   no_argument,	      NULL, 'q' },
 		{ "verbose",	   no_argument,	      NULL, 'v' },
@@ -314,6 +354,10 @@ static int record__parse_options(struct record *rec, int argc, char **argv)
 		case OPT_KEEP:
 			rec->keep_deferred = true;
 			break;
+		case OPT_USER_UNWIND:
+			if (rec_parse_user_unwind(rec, optarg))
+				return EXIT_USAGE;
+			break;
 		case 'm':
 			if (rec_parse_u64("--mmap-pages", optarg, &val))
 				return EXIT_USAGE;
@@ -361,6 +405,10 @@ static int record__parse_options(struct record *rec, int argc, char **argv)
 	}
 	if (rec->keep_deferred && !rec->defer) {
 		pr_err("--keep-deferred needs --call-graph fp,defer or dwarf,defer");
+		return EXIT_USAGE;
+	}
+	if (rec->unwind[0] && (!rec->defer || rec->dwarf)) {
+		pr_err("--user-unwind needs --call-graph fp,defer");
 		return EXIT_USAGE;
 	}
 	if (!rec->freq && !rec->period)
@@ -685,6 +733,22 @@ static int rec_module_open(struct record *rec)
 			return -EPROTO;
 		}
 	}
+	if (rec->unwind[0]) {
+		struct perf_defer_unwind u = { .size = sizeof(u) };
+
+		memcpy(u.methods, rec->unwind, sizeof(u.methods));
+		if (v.minor < 3) {
+			pr_err("module ABI %u.%u has no --user-unwind (needs 1.3); rebuild/reinstall the module",
+			       v.major, v.minor);
+			close(fd);
+			return -EPROTO;
+		}
+		if (ioctl(fd, PERF_DEFER_IOC_SET_UNWIND, &u)) {
+			pr_err("PERF_DEFER_IOC_SET_UNWIND: %s", strerror(errno));
+			close(fd);
+			return -EPROTO;
+		}
+	}
 	rec->ring_len = (size_t)(1 + ring.data_pages) * getpagesize();
 	rec->dev = fd;
 	return 0;
@@ -701,6 +765,10 @@ static int rec_choose_path(struct record *rec)
 	}
 	/* the kernel defers frame-pointer chains only */
 	if (!rec->dwarf && !event__probe(true)) {
+		if (rec->unwind[0] && (rec->unwind[0] != PERF_DEFER_UNWIND_FP || rec->unwind[1])) {
+			pr_err("--user-unwind: this kernel defers callchains natively, and its deferred walk uses frame pointers only; leave --user-unwind out (or give fp)");
+			return -1;
+		}
 		rec->path = PATH_NATIVE;
 		if (rec->verbose)
 			fprintf(stderr, "using the kernel's native deferred callchains\n");

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -93,11 +94,12 @@ static bool status__module(void)
 	if (!err && v.major == PERF_DEFER_ABI_MAJOR) {
 		unsigned long cmd = PERF_DEFER_IOC_GET_STATS;
 
-		/* a module before ABI 1.2 knows the struct without after_unwind */
-		if (v.minor < 2) {
-			st.size = PERF_DEFER_STATS_SIZE_VER0;
+		/* an older module knows the struct up to its own ABI's fields */
+		if (v.minor < 3) {
+			st.size = v.minor < 2 ? PERF_DEFER_STATS_SIZE_VER0 :
+				  offsetof(struct perf_defer_stats, frames_fp);
 			cmd = _IOC(_IOC_READ | _IOC_WRITE, PERF_DEFER_MAGIC,
-				   _IOC_NR(PERF_DEFER_IOC_GET_STATS), PERF_DEFER_STATS_SIZE_VER0);
+				   _IOC_NR(PERF_DEFER_IOC_GET_STATS), st.size);
 		}
 		st_err = ioctl(fd, cmd, &st) ? errno : 0;
 	}
@@ -127,6 +129,12 @@ static bool status__module(void)
 	if (st.size > PERF_DEFER_STATS_SIZE_VER0)
 		printf(" after-unwind %llu", (unsigned long long)st.after_unwind);
 	printf("\n");
+	if (st.size == sizeof(st))
+		printf("unwind: frames-fp %llu frames-sframe %llu frames-eh-frame %llu table-objects %llu table-stopped %llu\n",
+		       (unsigned long long)st.frames_fp, (unsigned long long)st.frames_sframe,
+		       (unsigned long long)st.frames_eh_frame,
+		       (unsigned long long)st.table_objects,
+		       (unsigned long long)st.table_stopped);
 	return true;
 }
 

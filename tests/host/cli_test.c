@@ -259,6 +259,18 @@ FIXTURE_VARIANT_ADD(cli, status_option_with_argument) {
 FIXTURE_VARIANT_ADD(cli, status_extra_argument) {
 	.args = { "status", "extra" }, .code = 2, .err = "unexpected argument 'extra'",
 };
+FIXTURE_VARIANT_ADD(cli, record_user_unwind_unknown) {
+	.args = { "record", "--user-unwind", "bogus", "true" }, .code = 2,
+	.err = "--user-unwind: 'bogus' is not a list of sframe, eh_frame and fp",
+};
+FIXTURE_VARIANT_ADD(cli, record_user_unwind_twice) {
+	.args = { "record", "--user-unwind", "eh_frame,fp,eh_frame", "true" }, .code = 2,
+	.err = "each at most once",
+};
+FIXTURE_VARIANT_ADD(cli, record_user_unwind_with_dwarf) {
+	.args = { "record", "--call-graph=dwarf,defer", "--user-unwind=fp", "true" }, .code = 2,
+	.err = "--user-unwind needs --call-graph fp,defer",
+};
 
 TEST_F(cli, run)
 {

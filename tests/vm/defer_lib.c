@@ -129,17 +129,25 @@ void dl_stats_delta(const struct perf_defer_stats *a, const struct perf_defer_st
 	d->exit_pending = b->exit_pending - a->exit_pending;
 	d->pending = b->pending;	/* a level, not a counter */
 	d->after_unwind = b->after_unwind - a->after_unwind;
+	d->frames_fp = b->frames_fp - a->frames_fp;
+	d->frames_sframe = b->frames_sframe - a->frames_sframe;
+	d->frames_eh_frame = b->frames_eh_frame - a->frames_eh_frame;
+	d->table_objects = b->table_objects - a->table_objects;
+	d->table_stopped = b->table_stopped - a->table_stopped;
 }
 
 void dl_stats_log(const char *what, const struct perf_defer_stats *st)
 {
 	dl_log("%s: requests %llu dedup %llu unwinds %llu records %llu drops %llu "
-	       "pool_empty %llu exit_pending %llu pending %llu after_unwind %llu", what,
+	       "pool_empty %llu exit_pending %llu pending %llu after_unwind %llu frames fp %llu "
+	       "sframe %llu eh_frame %llu table_objects %llu table_stopped %llu", what,
 	       (unsigned long long)st->requests, (unsigned long long)st->dedup,
 	       (unsigned long long)st->unwinds, (unsigned long long)st->records,
 	       (unsigned long long)st->drops, (unsigned long long)st->pool_empty,
 	       (unsigned long long)st->exit_pending, (unsigned long long)st->pending,
-	       (unsigned long long)st->after_unwind);
+	       (unsigned long long)st->after_unwind, (unsigned long long)st->frames_fp,
+	       (unsigned long long)st->frames_sframe, (unsigned long long)st->frames_eh_frame,
+	       (unsigned long long)st->table_objects, (unsigned long long)st->table_stopped);
 }
 
 /* ---- parsed data ---------------------------------------------------- */
@@ -542,6 +550,15 @@ int dl_ioc_set_dump(int devfd, uint32_t flags, uint32_t stack_size)
 	struct perf_defer_dump u = { .size = sizeof(u), .flags = flags, .stack_size = stack_size };
 
 	return ioctl(devfd, PERF_DEFER_IOC_SET_DUMP, &u) ? -errno : 0;
+}
+
+/* @methods: PERF_DEFER_UNWIND_*, 0-ended (up to 8) */
+int dl_ioc_set_unwind(int devfd, const uint8_t *methods, size_t n)
+{
+	struct perf_defer_unwind u = { .size = sizeof(u) };
+
+	memcpy(u.methods, methods, n < sizeof(u.methods) ? n : sizeof(u.methods));
+	return ioctl(devfd, PERF_DEFER_IOC_SET_UNWIND, &u) ? -errno : 0;
 }
 
 int dl_ioc_attach(int devfd, int perf_fd)

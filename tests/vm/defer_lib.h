@@ -176,6 +176,7 @@ int dl_ioc_attach(int devfd, int perf_fd);	/* raw ioctls, 0 or -errno */
 int dl_ioc_detach(int devfd, int perf_fd);
 int dl_ioc_set_ring(int devfd, uint32_t data_pages);
 int dl_ioc_set_dump(int devfd, uint32_t flags, uint32_t stack_size);
+int dl_ioc_set_unwind(int devfd, const uint8_t *methods, size_t n);
 /* attach all of p's events to s, note its session in d (may be NULL) */
 int dl_session_attach(struct dl_session *s, struct dl_perf *p, struct dl_data *d);
 int dl_session_map(struct dl_session *s);	/* 0 or -errno */

@@ -622,6 +622,80 @@ TEST_F_TIMEOUT(defer, eh_frame_walk_without_frame_pointers, 300)
 	}
 }
 
+/*
+ * Sessions 0 and 1 open, workload 0 spawned: attach a cpu-clock event of
+ * each session to it (periods 1 and 1.5 PERIOD_NS), run it, and check the
+ * run; the module's counters of the run go to *(delta).
+ */
+#define TWO_SESSIONS_GO(what, delta)						\
+	do {									\
+		struct perf_defer_stats __st1;					\
+		struct perf_event_attr __attr;					\
+		struct dl_stitch_stats __st;					\
+		dl_attr_cpu_clock(&__attr, PERIOD_NS);				\
+		EV_OPEN(0, &__attr, self->c[0].pid);				\
+		__attr.sample_period = PERIOD_NS * 3 / 2;			\
+		EV_OPEN(1, &__attr, self->c[0].pid);				\
+		ATTACH(0, 0);							\
+		ATTACH(1, 1);							\
+		STATS(&self->st0);						\
+		GO_COLLECT_OK(0, NULL);						\
+		STATS(&__st1);							\
+		dl_stats_delta(&self->st0, &__st1, (delta));			\
+		dl_stats_log("delta", (delta));					\
+		check_stitched(_metadata, self, (what), &__st, (delta));	\
+	} while (0)
+
+/*
+ * Two sessions on one wl_nofp task, one walking by .eh_frame and one by
+ * frame pointers: an entry both sampled gets two walks, each session the
+ * chain of its own methods; the counters name the methods that walked.
+ */
+TEST_F_TIMEOUT(defer, unwind_methods_per_session, 120)
+{
+	static const uint8_t eh[] = { PERF_DEFER_UNWIND_EH_FRAME, PERF_DEFER_UNWIND_FP };
+	static const uint8_t fp[] = { PERF_DEFER_UNWIND_FP };
+	size_t i, j, n[2] = { 0 }, main_in[2] = { 0 }, shared = 0;
+	struct dl_data *d = &self->d;
+	struct perf_defer_stats delta;
+
+	LOAD_MODULE();
+	load_syms(_metadata, self, "wl_nofp");
+	SESS_OPEN(0, 64);
+	SESS_OPEN(1, 64);
+	ASSERT_EQ(0, dl_ioc_set_unwind(self->s[0].fd, eh, sizeof(eh)));
+	ASSERT_EQ(0, dl_ioc_set_unwind(self->s[1].fd, fp, sizeof(fp)));
+	SPAWN(0, "wl_nofp", "kernel", "1200");
+	TWO_SESSIONS_GO("two orders", &delta);
+	for (i = 0; i < d->nr; i++) {
+		const struct dl_record *r = &d->r[i];
+
+		/* the leaf's entries: not those of the start-up before main */
+		if (!r->nr || !ra_is(self->syms, r->ips[0] + 1, "leaf_kernel"))
+			continue;
+		n[r->sess]++;
+		for (j = 1; j < r->nr; j++)
+			if (ra_is(self->syms, r->ips[j], "main")) {
+				main_in[r->sess]++;
+				break;
+			}
+		for (j = 0; j < i; j++)
+			if (d->r[j].cookie == r->cookie && d->r[j].sid.tid == r->sid.tid &&
+			    d->r[j].sess != r->sess)
+				shared++;
+	}
+	TH_LOG("leaf records reaching main: eh_frame session %zu of %zu, fp session %zu of %zu; entries in both %zu",
+	       main_in[0], n[0], main_in[1], n[1], shared);
+	EXPECT_LT(0, shared);
+	EXPECT_LE(n[0] * 99, main_in[0] * 100);
+	EXPECT_GT(n[1] / 2, main_in[1]);
+	/* one unwind per entry, each walking as many ways as its sessions ask */
+	EXPECT_LT(0, delta.frames_eh_frame);
+	EXPECT_LT(0, delta.table_objects);
+	EXPECT_LT(0, delta.frames_fp);
+	EXPECT_EQ(0, delta.frames_sframe);
+}
+
 /* The same with SFrame (version 1, as bookworm's binutils writes it) alone. */
 TEST_F_TIMEOUT(defer, sframe_walk_without_frame_pointers, 300)
 {
@@ -1026,28 +1100,15 @@ TEST_F_TIMEOUT(defer, two_sessions, 120)
 
 TEST_F_TIMEOUT(defer, two_sessions_same_task, 120)
 {
-	struct perf_defer_stats st1, delta;
-	struct perf_event_attr attr;
-	struct dl_stitch_stats st;
+	struct perf_defer_stats delta;
 	size_t i, j, n[2] = { 0 }, shared = 0, wrong = 0, distinct = 0;
 	struct dl_data *d = &self->d;
 
 	LOAD_MODULE();
-	dl_attr_cpu_clock(&attr, PERIOD_NS);
 	SESS_OPEN(0, 64);
 	SESS_OPEN(1, 64);
 	SPAWN(0, "wl_syscall", "-t", "1200", "-c", "16384", "-d", "8");
-	EV_OPEN(0, &attr, self->c[0].pid);
-	attr.sample_period = PERIOD_NS * 3 / 2;
-	EV_OPEN(1, &attr, self->c[0].pid);
-	ATTACH(0, 0);
-	ATTACH(1, 1);
-	STATS(&self->st0);
-	GO_COLLECT_OK(0, NULL);
-	STATS(&st1);
-	dl_stats_delta(&self->st0, &st1, &delta);
-	dl_stats_log("delta", &delta);
-	check_stitched(_metadata, self, "same task", &st, &delta);
+	TWO_SESSIONS_GO("same task", &delta);
 	for (i = 0; i < d->nr; i++) {
 		n[d->r[i].sess]++;
 		wrong += !dl_perf_has_id(&self->p[d->r[i].sess], d->r[i].sid.id);
@@ -1905,6 +1966,31 @@ TEST_F(sess, set_ring_bad_struct)
 	EXPECT_EQ(EINVAL, errno);
 }
 
+TEST_F(sess, set_unwind_checks_its_list)
+{
+	static const uint8_t ok[] = { PERF_DEFER_UNWIND_EH_FRAME, PERF_DEFER_UNWIND_FP };
+	static const uint8_t twice[] = { PERF_DEFER_UNWIND_FP, PERF_DEFER_UNWIND_FP };
+	static const uint8_t unknown[] = { 4 };
+	static const uint8_t gap[] = { PERF_DEFER_UNWIND_FP, 0, PERF_DEFER_UNWIND_SFRAME };
+	struct perf_defer_unwind u = { .size = sizeof(u) - 1 };
+
+	SESS_SKIPPED();
+	EXPECT_EQ(-EINVAL, dl_ioc_set_unwind(self->fd, twice, sizeof(twice)));
+	EXPECT_EQ(-EINVAL, dl_ioc_set_unwind(self->fd, unknown, sizeof(unknown)));
+	EXPECT_EQ(-EINVAL, dl_ioc_set_unwind(self->fd, gap, sizeof(gap)));
+	EXPECT_EQ(-1, ioctl(self->fd, PERF_DEFER_IOC_SET_UNWIND, &u));
+	EXPECT_EQ(EINVAL, errno);
+	u.size = sizeof(u);
+	u.__reserved = 1;
+	EXPECT_EQ(-1, ioctl(self->fd, PERF_DEFER_IOC_SET_UNWIND, &u));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(0, dl_ioc_set_unwind(self->fd, ok, sizeof(ok)));
+	/* all 0: back to the module's parameter */
+	EXPECT_EQ(0, dl_ioc_set_unwind(self->fd, NULL, 0));
+	ASSERT_EQ(0, dl_ioc_attach(self->fd, self->ev));
+	EXPECT_EQ(-EBUSY, dl_ioc_set_unwind(self->fd, ok, sizeof(ok)));
+}
+
 TEST_F(sess, set_ring_after_attach)
 {
 	SESS_SKIPPED();
@@ -1984,31 +2070,51 @@ TEST_F(sess, get_stats_bad_struct)
 	EXPECT_EQ(sizeof(st), st.size);
 }
 
-/* A recorder of ABI 1.0/1.1 asks with the shorter struct: it gets that. */
-TEST_F(sess, get_stats_abi_1_1_struct)
+/*
+ * A recorder of an older ABI asks with its shorter struct (1.0/1.1: up to
+ * pending; 1.2: up to after_unwind): it gets that, and nothing past it.
+ */
+TEST_F(sess, get_stats_older_structs)
 {
-	const unsigned long cmd = _IOC(_IOC_READ | _IOC_WRITE, PERF_DEFER_MAGIC,
-				       _IOC_NR(PERF_DEFER_IOC_GET_STATS),
-				       PERF_DEFER_STATS_SIZE_VER0);
+	static const unsigned int sizes[] = {
+		PERF_DEFER_STATS_SIZE_VER0, offsetof(struct perf_defer_stats, frames_fp),
+	};
 	struct perf_defer_stats st;
+	unsigned long cmd;
+	size_t i;
 
 	SESS_SKIPPED();
-	ASSERT_NE(PERF_DEFER_IOC_GET_STATS, cmd);
-	memset(&st, 0xa5, sizeof(st));
-	st.size = PERF_DEFER_STATS_SIZE_VER0;
-	st.__reserved = 0;
-	ASSERT_EQ(0, ioctl(self->fd, cmd, &st)) TH_LOG("%s", strerror(errno));
-	EXPECT_EQ(PERF_DEFER_STATS_SIZE_VER0, st.size);
-	EXPECT_EQ(0, st.pending);
-	/* nothing past the old struct is written */
-	EXPECT_EQ(0xa5a5a5a5a5a5a5a5ull, st.after_unwind);
-	/* the old number with the new size, and the other way round */
-	st.size = sizeof(st);
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		cmd = _IOC(_IOC_READ | _IOC_WRITE, PERF_DEFER_MAGIC,
+			   _IOC_NR(PERF_DEFER_IOC_GET_STATS), sizes[i]);
+		ASSERT_NE(PERF_DEFER_IOC_GET_STATS, cmd);
+		memset(&st, 0xa5, sizeof(st));
+		st.size = sizes[i];
+		st.__reserved = 0;
+		ASSERT_EQ(0, ioctl(self->fd, cmd, &st)) TH_LOG("%u: %s", sizes[i], strerror(errno));
+		EXPECT_EQ(sizes[i], st.size);
+		EXPECT_EQ(0, st.pending);
+		/* nothing past the older struct is written */
+		EXPECT_EQ(0xa5a5a5a5a5a5a5a5ull, st.table_stopped);
+		if (sizes[i] == PERF_DEFER_STATS_SIZE_VER0)
+			EXPECT_EQ(0xa5a5a5a5a5a5a5a5ull, st.after_unwind);
+		/* an older number with the new size, and the other way round */
+		st.size = sizeof(st);
+		EXPECT_EQ(-1, ioctl(self->fd, cmd, &st));
+		EXPECT_EQ(EINVAL, errno);
+		st.size = sizes[i];
+		EXPECT_EQ(-1, ioctl(self->fd, PERF_DEFER_IOC_GET_STATS, &st));
+		EXPECT_EQ(EINVAL, errno);
+	}
+	/* sizes that no ABI had */
+	cmd = _IOC(_IOC_READ | _IOC_WRITE, PERF_DEFER_MAGIC, _IOC_NR(PERF_DEFER_IOC_GET_STATS),
+		   PERF_DEFER_STATS_SIZE_VER0 - 8);
 	EXPECT_EQ(-1, ioctl(self->fd, cmd, &st));
-	EXPECT_EQ(EINVAL, errno);
-	st.size = PERF_DEFER_STATS_SIZE_VER0;
-	EXPECT_EQ(-1, ioctl(self->fd, PERF_DEFER_IOC_GET_STATS, &st));
-	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(ENOTTY, errno);
+	cmd = _IOC(_IOC_READ | _IOC_WRITE, PERF_DEFER_MAGIC, _IOC_NR(PERF_DEFER_IOC_GET_STATS),
+		   PERF_DEFER_STATS_SIZE_VER0 + 4);
+	EXPECT_EQ(-1, ioctl(self->fd, cmd, &st));
+	EXPECT_EQ(ENOTTY, errno);
 }
 
 /* ---- defer_test --sample PID MS (lifecycle.sh) ---------------------- */

@@ -107,8 +107,10 @@ static void do_ioctl(uint64_t *s, int fd)
 {
 	static const unsigned long cmds[] = {
 		PERF_DEFER_IOC_GET_VERSION, PERF_DEFER_IOC_ATTACH, PERF_DEFER_IOC_DETACH,
-		PERF_DEFER_IOC_SET_RING, PERF_DEFER_IOC_GET_STATS,
+		PERF_DEFER_IOC_SET_RING, PERF_DEFER_IOC_GET_STATS, PERF_DEFER_IOC_SET_DUMP,
+		PERF_DEFER_IOC_SET_UNWIND,
 	};
+	const unsigned int ncmds = sizeof(cmds) / sizeof(cmds[0]);
 	uint64_t buf[16];
 	unsigned long cmd;
 	unsigned int i;
@@ -118,10 +120,10 @@ static void do_ioctl(uint64_t *s, int fd)
 		buf[i] = rnd(s) % 4 ? 0 : rnd(s);
 	switch (rnd(s) % 4) {
 	case 0:	/* a real command, random contents */
-		cmd = cmds[rnd(s) % 5];
+		cmd = cmds[rnd(s) % ncmds];
 		break;
 	case 1:	/* a real command, a plausible argument */
-		cmd = cmds[rnd(s) % 5];
+		cmd = cmds[rnd(s) % ncmds];
 		memset(buf, 0, sizeof(buf));
 		w = _IOC_SIZE(cmd) + (rnd(s) % 4 ? 0 : (int)(rnd(s) % 17) - 8);
 		memcpy(buf, &w, sizeof(w));	/* size */
@@ -132,6 +134,9 @@ static void do_ioctl(uint64_t *s, int fd)
 		else
 			w = 0;
 		memcpy((char *)buf + 4, &w, sizeof(w));	/* perf_fd, data_pages */
+		if (cmd == PERF_DEFER_IOC_SET_UNWIND)	/* methods: mostly valid ones */
+			for (i = 8; i < 16; i++)
+				((unsigned char *)buf)[i] = rnd(s) % 5;
 		break;
 	case 2:	/* our magic, any number, direction and size */
 		cmd = _IOC(rnd(s) % 4, PERF_DEFER_MAGIC, rnd(s) % 16, rnd(s) % 128);

@@ -10,7 +10,7 @@
 . "$(dirname "$0")/perfpaths.sh"
 
 ko=${1:-$PERF_DEFER_KO}
-tap_plan 22
+tap_plan 25
 cd /tmp || exit 1
 insmod "$ko" || { echo "Bail out! cannot load $ko"; exit 1; }
 
@@ -123,6 +123,23 @@ a=$(paths both1.data | grep -c .)
 b=$(paths both2.data | grep -c .)
 [ "$a" -ge 2 ] && [ "$b" -ge 2 ] && [ -z "$(warnings both2.data)" ]
 ok $? "a concurrent plain perf record -g keeps full user chains ($a, $b paths)"
+
+# code without frame pointers (wl_nofp): --user-unwind eh_frame,fp gives
+# perf the whole paths, down to main, that --call-graph fp cannot (the
+# samples that keep perf's in-NMI walk, after their entry's unwind, many
+# on a slow debug kernel, keep the broken chains of frame pointers)
+perf-defer record -q --user-unwind eh_frame,fp -o nofp.data -- /tests/wl_nofp user 1500 2>nofp.err
+rc=$?
+sed 's/^/# /' nofp.err
+ok $rc "record --user-unwind eh_frame,fp -- wl_nofp (rc=$rc)"
+paths nofp.data >nofp.paths
+echo "# paths:"; sed 's/^/#   /' nofp.paths
+grep -qx 'leaf_user;gamma_;beta;alpha;main' nofp.paths &&
+	grep -qx 'leaf_user;epsilon;delta;main' nofp.paths && [ -z "$(warnings nofp.data)" ]
+ok $? "perf reads both of wl_calls' paths down to main"
+perf-defer record -q --user-unwind fp -o nofp-fp.data -- /tests/wl_nofp user 800 2>/dev/null
+[ "$(paths nofp-fp.data | grep -c ';main$')" = 0 ]
+ok $? "with --user-unwind fp none reaches main"
 
 rmmod perf_defer
 ok $? "rmmod after recording"

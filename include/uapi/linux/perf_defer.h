@@ -25,7 +25,8 @@
 #define PERF_DEFER_DEVICE_PATH		"/dev/perf_defer"
 
 #define PERF_DEFER_ABI_MAJOR		1
-#define PERF_DEFER_ABI_MINOR		2	/* 1: PERF_DEFER_IOC_SET_DUMP, 2: after_unwind */
+/* 1: PERF_DEFER_IOC_SET_DUMP, 2: after_unwind, 3: PERF_DEFER_IOC_SET_UNWIND */
+#define PERF_DEFER_ABI_MINOR		3
 
 /* 0xDF is unassigned in Documentation/userspace-api/ioctl/ioctl-number.rst */
 #define PERF_DEFER_MAGIC		0xDF
@@ -178,6 +179,31 @@ struct perf_defer_dump {
  * 280 bytes.
  */
 #define PERF_DEFER_DUMP_MAX_STACK	(0xfff8 - 280)
+
+/**
+ * struct perf_defer_unwind - PERF_DEFER_IOC_SET_UNWIND (ABI 1.3)
+ * @size:	sizeof(struct perf_defer_unwind)
+ * @__reserved:	must be zero
+ * @methods:	how this session's user stacks are walked: methods tried
+ *		in this order for each frame, ended by 0 or the end of the
+ *		array, each at most once; all 0: the module's user_unwind
+ *		parameter at the time of each unwind
+ *
+ * Only while no event is attached (-EBUSY otherwise).  PERF_DEFER_UNWIND_FP
+ * is the frame-pointer walk; PERF_DEFER_UNWIND_SFRAME and _EH_FRAME read
+ * the unwind tables of the object at each IP (64-bit tasks; 32-bit tasks
+ * keep the frame-pointer walk).  Sessions with a dump
+ * (PERF_DEFER_IOC_SET_DUMP) walk nothing.
+ */
+struct perf_defer_unwind {
+	__u32	size;
+	__u32	__reserved;
+	__u8	methods[8];
+};
+
+#define PERF_DEFER_UNWIND_FP		1
+#define PERF_DEFER_UNWIND_SFRAME	2
+#define PERF_DEFER_UNWIND_EH_FRAME	3
 /* sample_regs_user bits that a dump can give (x86-64: not DS, ES, FS, GS) */
 #define PERF_DEFER_DUMP_REGS_VALID	0xff0fffULL
 
@@ -199,10 +225,20 @@ struct perf_defer_dump {
  *			because their kernel entry's user stack had been
  *			unwound already: taken in the unwind's task_work
  *			itself, or later on that entry's way out
+ * @frames_fp:		(ABI 1.3) caller frames found by the frame-pointer
+ *			rule, in either walk
+ * @frames_sframe:	(ABI 1.3) caller frames found from SFrame
+ * @frames_eh_frame:	(ABI 1.3) caller frames found from .eh_frame
+ * @table_objects:	(ABI 1.3) objects the table walk looked up (ELF
+ *			and program headers read)
+ * @table_stopped:	(ABI 1.3) table walks ended by data that could not
+ *			be read or made sense of (not by the outermost frame
+ *			or an IP no method covers)
  *
- * A module of ABI 1.2 also answers the struct of ABI 1.0 and 1.1, which
- * ends at @pending (PERF_DEFER_STATS_SIZE_VER0 bytes, in @size and in the
- * ioctl number).
+ * The struct grows at its end only.  A module answers every size from
+ * PERF_DEFER_STATS_SIZE_VER0 (ABI 1.0 and 1.1: up to @pending) to its
+ * own, in 8-byte steps, given in @size and in the ioctl number alike:
+ * older recorders keep working, and get the fields they know.
  */
 struct perf_defer_stats {
 	__u32	size;
@@ -216,6 +252,11 @@ struct perf_defer_stats {
 	__u64	exit_pending;
 	__u64	pending;
 	__u64	after_unwind;
+	__u64	frames_fp;
+	__u64	frames_sframe;
+	__u64	frames_eh_frame;
+	__u64	table_objects;
+	__u64	table_stopped;
 };
 
 #define PERF_DEFER_STATS_SIZE_VER0	72
@@ -251,5 +292,6 @@ struct perf_defer_mmap_page {
 #define PERF_DEFER_IOC_SET_RING		_IOWR(PERF_DEFER_MAGIC, 0x04, struct perf_defer_ring)
 #define PERF_DEFER_IOC_GET_STATS	_IOWR(PERF_DEFER_MAGIC, 0x05, struct perf_defer_stats)
 #define PERF_DEFER_IOC_SET_DUMP		_IOWR(PERF_DEFER_MAGIC, 0x06, struct perf_defer_dump)
+#define PERF_DEFER_IOC_SET_UNWIND	_IOWR(PERF_DEFER_MAGIC, 0x07, struct perf_defer_unwind)
 
 #endif /* _UAPI_LINUX_PERF_DEFER_H */
