@@ -26,6 +26,7 @@
  * register is -EINVAL.
  */
 #ifdef __KERNEL__
+#include <linux/kernel.h>
 #include <linux/string.h>
 #endif
 
@@ -732,7 +733,7 @@ static int uw_search(struct uw_cur *cur, struct pd_uw_reader *rd, unsigned long 
 	if (hdr_size < 4 || hdr + hdr_size < hdr)
 		return -EINVAL;
 	/* version, three encodings, eh_frame_ptr and fde_count (at most 2 x 10) */
-	ret = uw_open(cur, rd, hdr, hdr + (hdr_size < 24 ? hdr_size : 24));
+	ret = uw_open(cur, rd, hdr, hdr + min(hdr_size, 24UL));
 	for (i = 0; !ret && i < 4; i++)
 		ret = uw_u8(cur, &h[i]);
 	if (ret)

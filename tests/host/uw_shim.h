@@ -21,4 +21,6 @@ typedef int16_t s16;
 typedef int32_t s32;
 typedef int64_t s64;
 
+#define min(a, b)	((a) < (b) ? (a) : (b))
+
 #endif /* PD_UW_SHIM_H */
