@@ -547,8 +547,11 @@ static void nofp_reach(struct __test_metadata *_metadata, FIXTURE_DATA(defer) *s
 		       const char *bin, const char *mode, const char *order, size_t *reached,
 		       size_t *total, struct dl_paths *ps)
 {
-	bool kernel = !strcmp(mode, "kernel"), any = !strcmp(mode, "scribble");
-	const char *leaf = any ? "leaf_scribble" : kernel ? "leaf_kernel" : "leaf_user";
+	bool kernel = !strcmp(mode, "kernel"), any = strcmp(mode, "user") && !kernel;
+	bool dyn = !strcmp(bin, "wl_dyn");
+	const char *leaf = dyn ? "cmp_slow" : any ? "leaf_scribble" :
+			   kernel ? "leaf_kernel" : "leaf_user";
+	const char *root = dyn && !strcmp(mode, "thread") ? "thread_main" : "main";
 	struct perf_defer_stats st1, delta;
 	struct perf_event_attr attr;
 	struct dl_stitch_stats st;
@@ -583,13 +586,13 @@ static void nofp_reach(struct __test_metadata *_metadata, FIXTURE_DATA(defer) *s
 		if (ps)
 			dl_paths_add(ps, ips + 1, cut_after_libc_start(self->syms, ips + 1, n - 1));
 		for (j = 1; j < n; j++)
-			if (ra_is(self->syms, ips[j], "main")) {
+			if (ra_is(self->syms, ips[j], root)) {
 				(*reached)++;
 				break;
 			}
 	}
-	TH_LOG("%s %s, user_unwind %s: %zu of %zu deferred leaf samples reach main", bin, mode,
-	       order, *reached, *total);
+	TH_LOG("%s %s, user_unwind %s: %zu of %zu deferred %s samples reach %s", bin, mode,
+	       order, *reached, *total, leaf, root);
 }
 
 /*
@@ -694,6 +697,73 @@ TEST_F_TIMEOUT(defer, unwind_methods_per_session, 120)
 	EXPECT_LT(0, delta.table_objects);
 	EXPECT_LT(0, delta.frames_fp);
 	EXPECT_EQ(0, delta.frames_sframe);
+}
+
+/*
+ * wl_nofp in clock_gettime(): the first frame lies in the vDSO, which is
+ * no file mapping but an ELF image with .eh_frame; by .eh_frame alone
+ * (no frame-pointer fallback) the walk goes through it down to main.
+ */
+TEST_F_TIMEOUT(defer, eh_frame_walk_through_vdso, 120)
+{
+	size_t i, in_vdso = 0, reached = 0;
+	struct perf_event_attr attr;
+	struct dl_stitch_stats st;
+	const uint64_t *ips;
+	int n, j;
+
+	LOAD_MODULE();
+	ASSERT_EQ(0, set_user_unwind("eh_frame"));
+	load_syms(_metadata, self, "wl_nofp");
+	SESS_OPEN(0, 64);
+	SPAWN(0, "wl_nofp", "vdso", "1500");
+	dl_attr_cpu_clock(&attr, PERIOD_NS);
+	EV_OPEN(0, &attr, self->c[0].pid);
+	ATTACH(0, 0);
+	GO_COLLECT_OK(0, NULL);
+	check_stitched(_metadata, self, "vdso", &st, NULL);
+	for (i = 0; i < self->d.ns; i++) {
+		const struct dl_sample *s = &self->d.s[i];
+
+		/* a static binary: a first frame outside it is the vDSO's */
+		if (s->ev != 0 || s->rec < 0)
+			continue;
+		n = dl_user_chain(&self->d, s, &ips);
+		if (n <= 0 || dl_sym(self->syms, ips[0], NULL))
+			continue;
+		in_vdso++;
+		for (j = 1; j < n; j++)
+			if (ra_is(self->syms, ips[j], "main")) {
+				reached++;
+				break;
+			}
+	}
+	TH_LOG("deferred samples in the vDSO: %zu, %zu of them reach main", in_vdso, reached);
+	EXPECT_LT(20, in_vdso);
+	EXPECT_LE(in_vdso * 99, reached * 100);
+}
+
+/*
+ * wl_dyn (dynamically linked, -O2 -fomit-frame-pointer): samples in a
+ * qsort() comparator, called back from inside libc.so.6, in the main
+ * thread and in a pthread: through libc's .eh_frame the chains reach
+ * main (thread_main); frame pointers get lost in libc.
+ */
+TEST_F_TIMEOUT(defer, eh_frame_walk_through_libc, 300)
+{
+	static const char *const modes[] = { "main", "thread" };
+	size_t i, reached, total;
+
+	LOAD_MODULE();
+	for (i = 0; i < 2; i++) {
+		nofp_reach(_metadata, self, "wl_dyn", modes[i], "eh_frame,fp", &reached, &total,
+			   NULL);
+		EXPECT_LT(50, total);
+		EXPECT_LE(total * 99, reached * 100);
+		nofp_reach(_metadata, self, "wl_dyn", modes[i], "fp", &reached, &total, NULL);
+		EXPECT_LT(50, total);
+		EXPECT_GT(total / 2, reached);
+	}
 }
 
 /* The same with SFrame (version 1, as bookworm's binutils writes it) alone. */

@@ -10,6 +10,9 @@
  * MODE kernel: leaf is leaf_kernel, a read() of 256 KiB from /dev/zero
  *		made from leaf_kernel itself (kernel-mode samples whose user
  *		IP at kernel entry is in leaf_kernel).
+ * MODE vdso:   leaf is leaf_vdso, clock_gettime() in a loop: samples in
+ *		the vDSO (or, where the clock has no vDSO path, in the
+ *		kernel with the user IP in the vDSO).
  * MODE scribble: leaf is leaf_scribble, which writes random bytes over
  *		the program's own unwind tables (from .eh_frame_hdr to the end
  *		of its segment: .eh_frame, .sframe) and now and then puts them
@@ -49,6 +52,18 @@ NOINLINE void leaf_kernel(void)
 {
 	WL_LEAF_FRAME();
 	sink += wl_sys3(SYS_read, zero_fd, (long)kbuf, KBUF);
+}
+
+NOINLINE void leaf_vdso(void)
+{
+	struct timespec ts;
+	int i;
+
+	WL_LEAF_FRAME();
+	for (i = 0; i < 200; i++) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		sink += ts.tv_nsec;
+	}
 }
 
 /* the tables to scribble on, and a copy to put back */
@@ -150,12 +165,13 @@ int main(int argc, char **argv)
 	unsigned long long end;
 
 	if (argc < 2 || (strcmp(argv[1], "user") && strcmp(argv[1], "kernel") &&
-			 strcmp(argv[1], "scribble"))) {
-		fprintf(stderr, "usage: wl_calls user|kernel|scribble [MS]\n");
+			 strcmp(argv[1], "vdso") && strcmp(argv[1], "scribble"))) {
+		fprintf(stderr, "usage: wl_calls user|kernel|vdso|scribble [MS]\n");
 		return 2;
 	}
 	leaf = !strcmp(argv[1], "user") ? leaf_user :
-	       !strcmp(argv[1], "kernel") ? leaf_kernel : leaf_scribble;
+	       !strcmp(argv[1], "kernel") ? leaf_kernel :
+	       !strcmp(argv[1], "vdso") ? leaf_vdso : leaf_scribble;
 	if (leaf == leaf_scribble && tables_writable()) {
 		fprintf(stderr, "wl_calls: cannot make the unwind tables writable\n");
 		return 1;
