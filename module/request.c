@@ -475,7 +475,13 @@ static void pd_task_work(struct callback_head *cb)
 	 * tracepoint cannot queue a new request.
 	 */
 	module_put(THIS_MODULE);
-	pd_request_release(r, (current->flags & PF_EXITING) ? PD_FREE : PD_DONE);
+	/*
+	 * DONE only after a walk of this image: after an exec (or on the way
+	 * out) the registers are not those of any unwind, and a DONE slot
+	 * would take the next entry's samples for this one's (say, an
+	 * interrupt on the new image's first instruction) and defer none.
+	 */
+	pd_request_release(r, gone ? PD_FREE : PD_DONE);
 }
 
 int pd_request_init(void)
