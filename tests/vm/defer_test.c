@@ -707,6 +707,7 @@ TEST_F_TIMEOUT(defer, unwind_methods_per_session, 120)
 TEST_F_TIMEOUT(defer, eh_frame_walk_through_vdso, 120)
 {
 	size_t i, in_vdso = 0, reached = 0;
+	struct perf_defer_stats st1, delta;
 	struct perf_event_attr attr;
 	struct dl_stitch_stats st;
 	const uint64_t *ips;
@@ -720,8 +721,11 @@ TEST_F_TIMEOUT(defer, eh_frame_walk_through_vdso, 120)
 	dl_attr_cpu_clock(&attr, PERIOD_NS);
 	EV_OPEN(0, &attr, self->c[0].pid);
 	ATTACH(0, 0);
+	STATS(&self->st0);
 	GO_COLLECT_OK(0, NULL);
-	check_stitched(_metadata, self, "vdso", &st, NULL);
+	STATS(&st1);
+	dl_stats_delta(&self->st0, &st1, &delta);
+	check_stitched(_metadata, self, "vdso", &st, &delta);
 	for (i = 0; i < self->d.ns; i++) {
 		const struct dl_sample *s = &self->d.s[i];
 
