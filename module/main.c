@@ -104,7 +104,7 @@ static const char *const pd_uw_method_name[PD_UW_METHODS] = {
 /* "sframe,eh_frame,fp": each method at most once, in the order to try */
 static int user_unwind_set(const char *val, const struct kernel_param *kp)
 {
-	unsigned int order = 0, shift = 0, seen = 0, m;
+	unsigned int order = 0, n = 0, m;
 	char buf[48], *p = buf, *name;
 
 	if (strscpy(buf, val, sizeof(buf)) < 0)
@@ -114,11 +114,8 @@ static int user_unwind_set(const char *val, const struct kernel_param *kp)
 		for (m = 1; m < PD_UW_METHODS; m++)
 			if (!strcmp(name, pd_uw_method_name[m]))
 				break;
-		if (m == PD_UW_METHODS || (seen & BIT(m)))
+		if (pd_uw_order_add(&order, n++, m))
 			return -EINVAL;
-		seen |= BIT(m);
-		order |= m << shift;
-		shift += PD_UW_METHOD_BITS;
 	}
 	WRITE_ONCE(*(unsigned int *)kp->arg, order);
 	return 0;

@@ -50,6 +50,20 @@ extern unsigned int pd_user_unwind;
 #define PD_UW_METHOD_BITS	4
 #define PD_UW_METHOD_MASK	((1U << PD_UW_METHOD_BITS) - 1)
 
+/* Append method @m to *@order as its @n-th; -EINVAL if unknown or there. */
+static inline int pd_uw_order_add(unsigned int *order, unsigned int n, unsigned int m)
+{
+	unsigned int o;
+
+	if (!m || m >= PD_UW_METHODS)
+		return -EINVAL;
+	for (o = *order; o; o >>= PD_UW_METHOD_BITS)
+		if ((o & PD_UW_METHOD_MASK) == m)
+			return -EINVAL;
+	*order |= m << (n * PD_UW_METHOD_BITS);
+	return 0;
+}
+
 #define pd_dbg(fmt, ...)					\
 	do {							\
 		if (pd_verbose)					\

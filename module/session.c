@@ -325,7 +325,7 @@ static long pd_ioctl_set_dump(struct pd_session *s, void __user *uarg)
 
 static long pd_ioctl_set_unwind(struct pd_session *s, void __user *uarg)
 {
-	unsigned int order = 0, seen = 0, i, m;
+	unsigned int order = 0, i;
 	struct perf_defer_unwind u;
 	int ret;
 
@@ -334,13 +334,9 @@ static long pd_ioctl_set_unwind(struct pd_session *s, void __user *uarg)
 		return ret;
 	if (u.__reserved)
 		return -EINVAL;
-	for (i = 0; i < ARRAY_SIZE(u.methods) && u.methods[i]; i++) {
-		m = u.methods[i];
-		if (m >= PD_UW_METHODS || (seen & BIT(m)))
+	for (i = 0; i < ARRAY_SIZE(u.methods) && u.methods[i]; i++)
+		if (pd_uw_order_add(&order, i, u.methods[i]))
 			return -EINVAL;
-		seen |= BIT(m);
-		order |= m << (i * PD_UW_METHOD_BITS);
-	}
 	/* nothing after the end */
 	for (; i < ARRAY_SIZE(u.methods); i++)
 		if (u.methods[i])
