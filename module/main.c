@@ -22,6 +22,8 @@ bool pd_verbose;
 unsigned int pd_pool_size = 1024;
 unsigned int pd_user_sessions = 4;
 unsigned int pd_user_unwind = PD_UW_METHOD_FP;
+/* perf_event_mlock_kb's default, which a module cannot read */
+unsigned int pd_mlock_kb = 512 + (PAGE_SIZE / 1024);
 
 static int dev_mode_set(const char *val, const struct kernel_param *kp)
 {
@@ -94,6 +96,10 @@ static const struct kernel_param_ops user_sessions_ops = {
 module_param_cb(user_sessions, &user_sessions_ops, &pd_user_sessions, 0644);
 MODULE_PARM_DESC(user_sessions,
 		 "Sessions one user without CAP_PERFMON may hold at once, 1..14 (default: 4)");
+
+module_param_named(mlock_kb, pd_mlock_kb, uint, 0644);
+MODULE_PARM_DESC(mlock_kb,
+		 "Ring memory in KiB per online CPU a user may have before the rest counts against RLIMIT_MEMLOCK, as perf_event_mlock_kb for perf's rings (default: 516)");
 
 static const char *const pd_uw_method_name[PD_UW_METHODS] = {
 	[PD_UW_METHOD_FP] = "fp",

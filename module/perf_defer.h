@@ -37,6 +37,7 @@ extern bool pd_verbose;
 extern unsigned int pd_pool_size;
 extern unsigned int pd_user_sessions;
 extern unsigned int pd_user_unwind;
+extern unsigned int pd_mlock_kb;
 
 /*
  * User unwind methods, tried in order for each frame: an order is a list
@@ -91,6 +92,11 @@ struct pd_session {
 	bool			privileged;	/* perfmon_capable() at open */
 	kuid_t			uid;		/* euid at open */
 	wait_queue_head_t	wq;
+	/* ring memory counted as perf counts its own: see pd_rings_charge() */
+	struct user_struct	*mem_user;
+	struct mm_struct	*mem_mm;	/* NULL: nothing pinned */
+	unsigned long		mem_locked;	/* pages in mem_user->locked_vm */
+	unsigned long		mem_pinned;	/* pages in mem_mm->pinned_vm */
 };
 
 /*

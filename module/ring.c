@@ -14,6 +14,11 @@
 #include <linux/pid_namespace.h>
 #include <linux/sched.h>
 #include <linux/sched/clock.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/user.h>
+#include <linux/capability.h>
+#include <linux/cred.h>
 #include <linux/slab.h>
 #include <linux/timekeeping.h>
 #include <linux/vmalloc.h>
@@ -33,17 +38,73 @@ static size_t pd_ring_bytes(struct pd_session *s)
 	return (size_t)(1 + s->data_pages) << PAGE_SHIFT;
 }
 
+/*
+ * Count @pages of ring memory as perf_mmap() counts perf's own rings: in
+ * the user's locked_vm (which perf's rings share) up to mlock_kb per online
+ * CPU, and what is over in the caller's pinned_vm, refused past
+ * RLIMIT_MEMLOCK without CAP_IPC_LOCK.  perf skips that refusal when
+ * perf_event_paranoid is -1; a module cannot read the sysctl, so it never
+ * does.  Atomics only: pd_mmap() runs under the mmap lock.
+ */
+static int pd_rings_charge(struct pd_session *s, unsigned long pages)
+{
+	struct user_struct *user = current_user();
+	struct mm_struct *mm = current->mm;
+	unsigned long limit, locked, extra = 0;
+
+	limit = (unsigned long)(READ_ONCE(pd_mlock_kb) >> (PAGE_SHIFT - 10)) *
+		num_online_cpus();
+	/* the limit may have been lowered below what is counted */
+	locked = min_t(unsigned long, atomic_long_read(&user->locked_vm), limit) + pages;
+	if (locked > limit)
+		extra = locked - limit;
+	if (extra) {
+		if (!mm)
+			return -EPERM;
+		if (atomic64_read(&mm->pinned_vm) + extra > rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT &&
+		    !capable(CAP_IPC_LOCK))
+			return -EPERM;
+		mmgrab(mm);
+		atomic64_add(extra, &mm->pinned_vm);
+		s->mem_mm = mm;
+		s->mem_pinned = extra;
+	}
+	atomic_long_add(pages - extra, &user->locked_vm);
+	s->mem_user = get_uid(user);
+	s->mem_locked = pages - extra;
+	return 0;
+}
+
+static void pd_rings_uncharge(struct pd_session *s)
+{
+	if (s->mem_mm) {
+		atomic64_sub(s->mem_pinned, &s->mem_mm->pinned_vm);
+		mmdrop(s->mem_mm);
+		s->mem_mm = NULL;
+	}
+	if (s->mem_user) {
+		atomic_long_sub(s->mem_locked, &s->mem_user->locked_vm);
+		free_uid(s->mem_user);
+		s->mem_user = NULL;
+	}
+}
+
 int pd_rings_alloc(struct pd_session *s)
 {
 	struct pd_ring **rings;
-	int cpu;
+	int cpu, ret;
 
 	if (s->rings)
 		return 0;
+	ret = pd_rings_charge(s, num_possible_cpus() * (pd_ring_bytes(s) >> PAGE_SHIFT));
+	if (ret)
+		return ret;
 	/* charged to the opener's memory cgroup, as perf's own buffers are */
 	rings = kcalloc(nr_cpu_ids, sizeof(*rings), GFP_KERNEL_ACCOUNT);
-	if (!rings)
+	if (!rings) {
+		pd_rings_uncharge(s);
 		return -ENOMEM;
+	}
 	for_each_possible_cpu(cpu) {
 		struct pd_ring *r = kzalloc(sizeof(*r), GFP_KERNEL_ACCOUNT);
 
@@ -71,6 +132,7 @@ nomem:
 		kfree(rings[cpu]);
 	}
 	kfree(rings);
+	pd_rings_uncharge(s);
 	return -ENOMEM;
 }
 
@@ -86,6 +148,7 @@ void pd_rings_free(struct pd_session *s)
 	}
 	kfree(s->rings);
 	s->rings = NULL;
+	pd_rings_uncharge(s);
 }
 
 int pd_ring_mmap(struct pd_session *s, struct vm_area_struct *vma)

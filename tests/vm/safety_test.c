@@ -10,7 +10,8 @@
  *    so the task still dies on SIGKILL and unwinds stay within entries;
  *  - dumps of a stack that ends at the top of the address space (ASLR
  *    off) are whole;
- *  - one user cannot take every session.
+ *  - one user cannot take every session, nor lock more ring memory than
+ *    perf would let them lock for its own rings.
  *
  *	safety_test [-l] [-t TEST]...
  */
@@ -25,7 +26,9 @@
 #include <time.h>
 #include <unistd.h>
 #include <elf.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -532,6 +535,157 @@ TEST_F_TIMEOUT(safe, user_session_limits, 60)
 	EXPECT_EQ(-EINVAL, write_file("/sys/module/" DL_MODNAME "/parameters/user_sessions", "15"));
 	for (i = 0; i < n + m + k; i++)
 		close(fd[i]);
+}
+
+/* ---- ring memory, counted as perf counts its own rings ----------------- */
+
+#define MLOCK_PARAM	"/sys/module/" DL_MODNAME "/parameters/mlock_kb"
+#define MEM_PAGES	16	/* data pages per CPU of each session */
+
+/* what one run of mem_child() saw */
+struct mem_try {
+	int	err[3];		/* 1st session, 2nd, 2nd again after closing the 1st */
+	long	pin_kb[3];	/* VmPin after each */
+	long	end_kb;		/* VmPin once both are closed */
+};
+
+static long vm_pin_kb(void)
+{
+	char line[128];
+	long kb = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmPin: %ld kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kb;
+}
+
+/* a session of MEM_PAGES with its rings made (by mapping cpu 0's): 0 or errno */
+static int mem_session(int *fd)
+{
+	size_t len = (size_t)(1 + MEM_PAGES) * sysconf(_SC_PAGESIZE);
+	void *p;
+	int ret;
+
+	*fd = open("/dev/" PERF_DEFER_DEVICE_NAME, O_RDWR | O_CLOEXEC);
+	if (*fd < 0)
+		return errno;
+	ret = dl_ioc_set_ring(*fd, MEM_PAGES);
+	if (ret)
+		return -ret;
+	p = mmap(NULL, len, PROT_READ, MAP_SHARED, *fd, 0);
+	if (p == MAP_FAILED)
+		return errno;
+	munmap(p, len);
+	return 0;
+}
+
+/*
+ * As @uid (0: stay root) under RLIMIT_MEMLOCK @rlim_kb: make two sessions'
+ * rings, close the first, try the second again if it failed.
+ */
+static int mem_run(uid_t uid, long rlim_kb, struct mem_try *t)
+{
+	int pfd[2], st, fd[2] = { -1, -1 };
+	pid_t pid;
+
+	if (pipe(pfd))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		struct rlimit rl = { rlim_kb << 10, rlim_kb << 10 };
+
+		if (setrlimit(RLIMIT_MEMLOCK, &rl) ||
+		    (uid && (setresgid(uid, uid, uid) || setresuid(uid, uid, uid))))
+			_exit(2);
+		t->err[0] = mem_session(&fd[0]);
+		t->pin_kb[0] = vm_pin_kb();
+		t->err[1] = mem_session(&fd[1]);
+		t->pin_kb[1] = vm_pin_kb();
+		close(fd[0]);
+		if (t->err[1]) {
+			close(fd[1]);
+			t->err[2] = mem_session(&fd[1]);
+		}
+		t->pin_kb[2] = vm_pin_kb();
+		close(fd[1]);
+		t->end_kb = vm_pin_kb();
+		_exit(write(pfd[1], t, sizeof(*t)) == sizeof(*t) ? 0 : 3);
+	}
+	close(pfd[1]);
+	st = read(pfd[0], t, sizeof(*t)) == sizeof(*t) ? 0 : -1;
+	close(pfd[0]);
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
+		return -1;
+	return 0;
+}
+
+#define MEM_LOG(what, t)						\
+	TH_LOG("%s: errors %d %d %d, VmPin %ld %ld %ld -> %ld kB", what,	\
+	       (t).err[0], (t).err[1], (t).err[2], (t).pin_kb[0],	\
+	       (t).pin_kb[1], (t).pin_kb[2], (t).end_kb)
+
+/*
+ * A session's rings count as perf_mmap() counts perf's own: first against
+ * the user's share of mlock_kb per online CPU (perf's per-user locked_vm,
+ * which perf's rings share), the rest against RLIMIT_MEMLOCK through the
+ * caller's pinned memory (VmPin), refused past it without CAP_IPC_LOCK,
+ * and all of it given back when the session ends.
+ */
+TEST_F_TIMEOUT(safe, ring_memory_limits, 60)
+{
+	long page_kb = sysconf(_SC_PAGESIZE) >> 10;
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	long one_kb = dl_possible_cpus() * (1 + MEM_PAGES) * page_kb;
+	char val[32];
+	struct mem_try t;
+
+	if (geteuid() != 0)
+		SKIP(return, "needs root");
+	if (dl_module_loaded())
+		ASSERT_EQ(0, dl_module_unload_wait(5000));
+	ASSERT_EQ(0, dl_module_load("dev_mode=0666 mlock_kb=0"));
+	self->loaded = true;
+
+	/* no per-user share: room under RLIMIT_MEMLOCK for one session */
+	memset(&t, 0, sizeof(t));
+	ASSERT_EQ(0, mem_run(65534, one_kb + one_kb / 2, &t));
+	MEM_LOG("nobody, mlock_kb 0, RLIMIT_MEMLOCK for one", t);
+	EXPECT_EQ(0, t.err[0]);
+	EXPECT_EQ(EPERM, t.err[1]);
+	EXPECT_EQ(0, t.err[2]);
+	EXPECT_EQ(one_kb, t.pin_kb[0]);
+	EXPECT_EQ(one_kb, t.pin_kb[1]);
+	EXPECT_EQ(one_kb, t.pin_kb[2]);
+	EXPECT_EQ(0, t.end_kb);
+
+	/* a per-user share of one session, nothing under RLIMIT_MEMLOCK */
+	snprintf(val, sizeof(val), "%ld", (one_kb / page_kb + online - 1) / online * page_kb);
+	ASSERT_EQ(0, write_file(MLOCK_PARAM, val));
+	memset(&t, 0, sizeof(t));
+	ASSERT_EQ(0, mem_run(65534, 0, &t));
+	MEM_LOG("nobody, mlock_kb for one, RLIMIT_MEMLOCK 0", t);
+	EXPECT_EQ(0, t.err[0]);
+	EXPECT_EQ(EPERM, t.err[1]);
+	EXPECT_EQ(0, t.err[2]);
+	EXPECT_EQ(0, t.pin_kb[0]);
+	EXPECT_EQ(0, t.pin_kb[2]);
+
+	/* CAP_IPC_LOCK goes past RLIMIT_MEMLOCK, still counted */
+	ASSERT_EQ(0, write_file(MLOCK_PARAM, "0"));
+	memset(&t, 0, sizeof(t));
+	ASSERT_EQ(0, mem_run(0, 0, &t));
+	MEM_LOG("root, mlock_kb 0, RLIMIT_MEMLOCK 0", t);
+	EXPECT_EQ(0, t.err[0]);
+	EXPECT_EQ(0, t.err[1]);
+	EXPECT_EQ(one_kb, t.pin_kb[0]);
+	EXPECT_EQ(2 * one_kb, t.pin_kb[1]);
+	EXPECT_EQ(0, t.end_kb);
 }
 
 TEST_HARNESS_MAIN
