@@ -16,7 +16,8 @@
 #   make bench           benchmarks in QEMU; writes docs/bench.md and .png
 #   make install         recorder to $(PREFIX)/bin, module to /lib/modules
 #   make dkms-install    register, build and install the module with DKMS
-#   make lint            checkpatch, W=1 build, sparse and coccicheck of the module
+#   make lint            shellcheck of the scripts; checkpatch, W=1 build, sparse
+#                        and coccicheck of the module
 
 VERSION		:= 0.1.0
 PREFIX		?= /usr/local

@@ -15,6 +15,7 @@
 # '# ' comments.  TAP.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source-path=SCRIPTDIR source=vm/tap.sh
 . "$top/tests/vm/tap.sh"
 
 out=$top/build/reference

@@ -11,6 +11,7 @@
 # until the unwind ran; retry for up to 2 s.  The VM harness fails the
 # run on any oops or WARN.  TAP.
 set -u
+# shellcheck source-path=SCRIPTDIR source=tap.sh
 . "$(dirname "$0")/tap.sh"
 
 cycles=${1:-100}
@@ -48,6 +49,7 @@ while [ "$i" -lt "$cycles" ]; do
 		echo "# cycle $i: sampler rc=$rc: $out"
 	fi
 	# "samples N deferred N records N matched N nerr N pending N"
+	# shellcheck disable=SC2086 # into its words
 	set -- $out
 	[ "${6:-0}" -gt 0 ] 2>/dev/null && [ "${8:-0}" -gt 0 ] 2>/dev/null &&
 		with_records=$((with_records + 1))
