@@ -2,8 +2,13 @@
 #
 # perf-defer: deferred user callchains for perf on kernels before 6.19.
 #
-#   make                 module (against KDIR), recorder, test programs
-#   make check           host tests + VM tests on Debian 6.1, 6.12, 7.2 (CI)
+#   make                 module (against KDIR) and recorder: kernel headers,
+#                        libelf and gcc are all it needs
+#   make tests           the test programs (host, VM, test modules); these need
+#                        linux-source-6.1, gcc-multilib and static glibc
+#                        (scripts/deps packages installs them)
+#   make check           builds what it needs, then host tests + VM tests on
+#                        Debian 6.1, 6.12, 7.2 (CI)
 #   make check-all       the kernel matrix; writes the README's table
 #   make stress          long stress and fuzzing runs (6.1, 6.12, host)
 #   make check-debug     the VM suite on a lockdep/KASAN/kmemleak kernel
@@ -11,7 +16,8 @@
 #   make bench           benchmarks in QEMU; writes docs/bench.md and .png
 #   make install         recorder to $(PREFIX)/bin, module to /lib/modules
 #   make dkms-install    register, build and install the module with DKMS
-#   make lint            checkpatch, W=1 build, sparse and coccicheck of the module
+#   make lint            shellcheck of the scripts; checkpatch, W=1 build, sparse
+#                        and coccicheck of the module
 
 VERSION		:= 0.1.0
 PREFIX		?= /usr/local
@@ -27,7 +33,7 @@ export KDIR
 DKMS_SRC	:= $(DESTDIR)/usr/src/perf-defer-$(VERSION)
 KSFT_DIR	:= $(CURDIR)/build/ksft
 
-all: module recorder tests
+all: module recorder
 
 module:
 	$(MAKE) -C module

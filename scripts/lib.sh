@@ -1,7 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-only
-# shellcheck shell=bash disable=SC2034
-# Shared helpers for scripts/*; sourced, never run.  (Variables are for
-# the scripts that source it.)
+# shellcheck shell=bash disable=SC2034 # its variables are for the scripts that source it
+# Shared helpers for scripts/*; sourced, never run.
 
 PD_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PD_CACHE=${PERF_DEFER_CACHE:-/var/cache/perf-defer}

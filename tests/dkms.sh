@@ -18,6 +18,7 @@ ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$top/dkms.conf")
 abi=$(awk '$1 == "#define" && $2 == "PERF_DEFER_ABI_MAJOR" { M = $3 }
 	$1 == "#define" && $2 == "PERF_DEFER_ABI_MINOR" { m = $3 }
 	END { print M "." m }' "$top/include/uapi/linux/perf_defer.h")
+# shellcheck source-path=SCRIPTDIR source=vm/tap.sh
 . "$top/tests/vm/tap.sh"
 
 tap_plan $((5 * $# + 6))

@@ -21,7 +21,9 @@
 # TAP.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source-path=SCRIPTDIR source=vm/tap.sh
 . "$top/tests/vm/tap.sh"
+# shellcheck source-path=SCRIPTDIR source=vm/perfpaths.sh
 . "$top/tests/vm/perfpaths.sh"
 
 series=${1:-}

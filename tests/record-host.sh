@@ -7,6 +7,7 @@
 # and build-ids in the file, -t and -C.  TAP.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source-path=SCRIPTDIR source=vm/tap.sh
 . "$top/tests/vm/tap.sh"
 
 pdf=$top/recorder/perf-defer

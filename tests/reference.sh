@@ -15,6 +15,7 @@
 # '# ' comments.  TAP.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source-path=SCRIPTDIR source=vm/tap.sh
 . "$top/tests/vm/tap.sh"
 
 out=$top/build/reference
@@ -39,12 +40,12 @@ own='main|alpha|beta|gamma_|delta|epsilon|leaf_user|leaf_kernel|thread_main|deep
 
 for f in "$ko" "$pdf" "$vmt/wl_calls" "$vmt/wl_syscall" "$vmt/ref.sh" "$vmt/tap.sh"; do
 	if [ ! -e "$f" ]; then
-		echo "Bail out! $f missing: run make (and scripts/check's build-6.12 step for the module)"
+		echo "Bail out! $f missing: run make tests (and scripts/check's build-6.12 step for the module)"
 		exit 1
 	fi
 done
 if [ "$top/tests/vm/ref.sh" -nt "$vmt/ref.sh" ]; then
-	echo "Bail out! $vmt/ref.sh is older than tests/vm/ref.sh: run make"
+	echo "Bail out! $vmt/ref.sh is older than tests/vm/ref.sh: run make tests"
 	exit 1
 fi
 

@@ -7,6 +7,7 @@
 # the vmlinux lines of Debian's own Module.symvers.  TAP.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source-path=SCRIPTDIR source=vm/tap.sh
 . "$top/tests/vm/tap.sh"
 
 tap_plan $#

@@ -26,7 +26,7 @@ fi
 	echo "#ifndef _PD_COMPAT_CONFIG_H"
 	echo "#define _PD_COMPAT_CONFIG_H"
 	for f in "$dir"/have_*.c; do
-		name=$(basename "$f" .c | sed 's/^have_//' | tr 'a-z' 'A-Z')
+		name=$(basename "$f" .c | sed 's/^have_//' | tr '[:lower:]' '[:upper:]')
 		if "$@" -Werror -fsyntax-only "$f" >/dev/null 2>&1; then
 			echo "#define PD_HAVE_$name 1"
 		else

@@ -7,7 +7,7 @@
  * buildid-list and script, all without a warning.  Corrupt input, every
  * truncation and random byte flips, through the reader, dump and stitch
  * in process, under ASan and UBSan.  Write errors: /dev/full and a full
- * tmpfs.  With $PD_FUZZ_SEEDS set it also writes the fuzzer's seeds.
+ * tmpfs.  With $PD_FUZZ_SEEDS set it writes the fuzzer's seeds instead.
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -857,25 +857,42 @@ TEST(random_byte_flips)
 	free(buf);
 }
 
-/* Seeds for fuzz_reader, into $PD_FUZZ_SEEDS. */
-TEST(fuzz_seeds)
+/*
+ * The fuzzer's seeds, not a test: with $PD_FUZZ_SEEDS set the program
+ * writes them into that directory and runs no test ('make -C tests/host
+ * fuzz' does, before fuzz_reader runs).
+ */
+static int write_seeds(const char *dir)
 {
-	const char *dir = getenv("PD_FUZZ_SEEDS");
+	static const char *const name[] = {
+		"small-deferred.data", "small-plain.data", "fake-deferred.data", "fake-stitched.data",
+	};
 	char path[PATH_MAX];
 	struct fake_proc fp;
+	int err = 0;
 
-	if (!dir || !*dir)
-		SKIP(return, "PD_FUZZ_SEEDS not set");
-	ASSERT_EQ(0, mkdir(dir, 0755) && errno != EEXIST ? -1 : 0);
-	snprintf(path, sizeof(path), "%s/small-deferred.data", dir);
-	ASSERT_EQ(0, write_small(path, true));
-	snprintf(path, sizeof(path), "%s/small-plain.data", dir);
-	ASSERT_EQ(0, write_small(path, false));
-	ASSERT_EQ(0, fake_proc__init(&fp));
-	snprintf(path, sizeof(path), "%s/fake-deferred.data", dir);
-	ASSERT_EQ(0, fake_proc__file(&fp, path, true, NULL, 0));
-	snprintf(path, sizeof(path), "%s/fake-stitched.data", dir);
-	ASSERT_EQ(0, fake_proc__file(&fp, path, false, NULL, 0));
+	if (mkdir(dir, 0755) && errno != EEXIST) {
+		fprintf(stderr, "perf_data_test: %s: %s\n", dir, strerror(errno));
+		return 1;
+	}
+	if (fake_proc__init(&fp)) {
+		fprintf(stderr, "perf_data_test: cannot make the fake process\n");
+		return 1;
+	}
+	for (int i = 0; i < 4 && !err; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, name[i]);
+		err = i < 2 ? write_small(path, i == 0) : fake_proc__file(&fp, path, i == 2, NULL, 0);
+		if (err)
+			fprintf(stderr, "perf_data_test: cannot write %s (%d)\n", path, err);
+	}
+	return err ? 1 : 0;
 }
 
-TEST_HARNESS_MAIN
+int main(int argc, char **argv)
+{
+	const char *seeds = getenv("PD_FUZZ_SEEDS");
+
+	if (seeds && *seeds)
+		return write_seeds(seeds);
+	return test_harness_run(argc, argv);
+}

@@ -24,6 +24,7 @@ dwarf_wls=${DWARF_WLS:-syscall}
 out=/tmp/bench.data
 set -u
 
+# shellcheck source-path=SCRIPTDIR source=counters.sh
 . "$(dirname "$0")/counters.sh"
 unthrottle
 sysctl -qw kernel.perf_event_paranoid=-1
@@ -75,7 +76,7 @@ run() {	# run WL CFG RATE REP UNITS
 		case $cfg in *-dwarf*) opts="--call-graph dwarf,defer" ;; esac
 		case $cfg in *-keep) opts="$opts --keep-deferred" ;; esac
 		unw0=$(counter unwinds)
-		# shellcheck disable=SC2086
+		# shellcheck disable=SC2086 # $opts: no option, one or two
 		perf-defer record -q --stats $opts -e cpu-clock -F "$rate" -o "$out" -- \
 			/tests/wl_bench "$wl" "$u" >/tmp/o 2>/tmp/e ;;
 	esac

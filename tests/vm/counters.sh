@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-only
+# shellcheck shell=sh
 # Sourced by the guest scripts that read the module's counters or sample
 # at high rates.
 

@@ -15,7 +15,9 @@
 #    dump stops at the first missing page;
 #  - perf-defer dump shows the USER_DUMP records.  TAP.
 #   dwarf.sh [ko]   (default $PERF_DEFER_KO)
+# shellcheck source-path=SCRIPTDIR source=tap.sh
 . "$(dirname "$0")/tap.sh"
+# shellcheck source-path=SCRIPTDIR source=perfpaths.sh
 . "$(dirname "$0")/perfpaths.sh"
 
 ko=${1:-$PERF_DEFER_KO}

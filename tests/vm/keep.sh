@@ -7,6 +7,7 @@
 # perf clients on the host (tests/readers.sh).  With "module", through the
 # module (loaded here, unloaded at the end); with "native", through the
 # kernel's own deferred callchains.  TAP.
+# shellcheck source-path=SCRIPTDIR source=tap.sh
 . "$(dirname "$0")/tap.sh"
 
 mode=${1:-module}

@@ -6,6 +6,7 @@
 # 'record --call-graph fp,defer' makes /tmp/p73.data, which tests/readers.sh
 # stitches and reads on the host.  (keep.sh native records with perf-defer.)
 # TAP.
+# shellcheck source-path=SCRIPTDIR source=tap.sh
 . "$(dirname "$0")/tap.sh"
 
 tap_plan 2

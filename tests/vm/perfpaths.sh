@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-only
+# shellcheck shell=sh
 # Reading perf.data files in tests, sourced (guest and host).  $PERF is
 # the perf to run (default: perf); extra arguments after FILE go to it.
 

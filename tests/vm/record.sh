@@ -6,7 +6,9 @@
 # frames with symbols, and the user call paths equal those of
 # 'perf record --call-graph fp' on the same workload.  TAP.
 #   record.sh [ko]   (default $PERF_DEFER_KO)
+# shellcheck source-path=SCRIPTDIR source=tap.sh
 . "$(dirname "$0")/tap.sh"
+# shellcheck source-path=SCRIPTDIR source=perfpaths.sh
 . "$(dirname "$0")/perfpaths.sh"
 
 ko=${1:-$PERF_DEFER_KO}

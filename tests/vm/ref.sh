@@ -13,6 +13,7 @@
 #   user:    wl_calls user     user-mode samples on the same two paths
 #   syscall: wl_syscall        a deep user stack, many samples per entry
 # TAP.
+# shellcheck source-path=SCRIPTDIR source=tap.sh
 . "$(dirname "$0")/tap.sh"
 
 mode=${1:-}

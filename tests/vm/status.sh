@@ -6,6 +6,7 @@
 #   status.sh module   the module loaded from $PERF_DEFER_KO
 #   status.sh native   kernel >= 6.19, no module
 mode=${1:?usage: status.sh none|module|native}
+# shellcheck source-path=SCRIPTDIR source=tap.sh
 . "$(dirname "$0")/tap.sh"
 
 has() {
@@ -13,7 +14,7 @@ has() {
 	ok $? "status shows '$1'"
 }
 
-[ "$mode" = module ] && tap_plan 7 || tap_plan 5
+if [ "$mode" = module ]; then tap_plan 7; else tap_plan 5; fi
 [ "$mode" = module ] && insmod "$PERF_DEFER_KO"
 perf-defer status >/tmp/status.out 2>&1
 rc=$?

@@ -15,7 +15,9 @@
 #     stays loaded and healthy, nothing stays pending, a new session works.
 # After each part nothing may be left pending, and the module must unload.
 set -u
+# shellcheck source-path=SCRIPTDIR source=tap.sh
 . "$(dirname "$0")/tap.sh"
+# shellcheck source-path=SCRIPTDIR source=counters.sh
 . "$(dirname "$0")/counters.sh"
 
 secs=${1:-60}
@@ -117,6 +119,7 @@ rec=$!
 sleep 2
 kill -9 $rec
 wait $rec 2>/dev/null
+# shellcheck disable=SC2046 # one word per pid
 kill -9 $(pidof wl_syscall) 2>/dev/null
 sleep 0.2
 [ -d /sys/module/perf_defer ]

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-only
+# shellcheck shell=sh
 # TAP helpers for the shell tests, sourced (host and guest):
 #   tap_plan N; ok STATUS DESCRIPTION ...; tap_done
 tap_n=0

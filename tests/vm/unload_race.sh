@@ -16,6 +16,7 @@
 # the preempted task; otherwise it resumes in freed text, and the VM
 # harness sees the oops.  TAP.
 set -u
+# shellcheck source-path=SCRIPTDIR source=tap.sh
 . "$(dirname "$0")/tap.sh"
 
 cycles=${1:-5}
