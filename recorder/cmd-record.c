@@ -59,7 +59,8 @@ static const char record_usage[] =
 	"to user space, and write a perf.data file that 'perf report' reads.\n"
 	"\n"
 	"    -e, --event <event>   event to sample: cpu-clock (default), task-clock,\n"
-	"                          cycles, instructions, page-faults (repeatable)\n"
+	"                          cycles, instructions, page-faults,\n"
+	"                          context-switches (repeatable)\n"
 	"    -F, --freq <n>        sample frequency in Hz (default 4000)\n"
 	"    -c, --count <n>       sample period in events (ns for the clocks)\n"
 	"    -a, --all-cpus        system-wide, on all CPUs\n"
@@ -106,6 +107,8 @@ static const struct rec_event_def rec_event_defs[] = {
 	{ "task-clock",		PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK },
 	{ "page-faults",	PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS },
 	{ "faults",		PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS },
+	{ "context-switches",	PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES },
+	{ "cs",			PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES },
 	{ "cycles",		PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
 	{ "instructions",	PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS },
 };
@@ -188,7 +191,7 @@ static int rec_add_event(struct record *rec, const char *name)
 			return 0;
 		}
 	}
-	pr_err("unknown event '%s' (known: cpu-clock, task-clock, page-faults, cycles, instructions)",
+	pr_err("unknown event '%s' (known: cpu-clock, task-clock, page-faults, context-switches, cycles, instructions)",
 	       name);
 	return -1;
 }
