@@ -10,6 +10,11 @@
  * MODE thread: in a thread of pthread_create(), whose stack ends in
  *		libc's start_thread and clone3, not in main: the chains
  *		must reach thread_main.
+ * MODE bsearch: main -> search_once -> bsearch (libc's, not the inline
+ *		one of <stdlib.h>) -> cmp_slow.
+ * MODE stdio:	main -> print_once -> fprintf, unbuffered to /dev/null:
+ *		every call ends in write() from deep inside libc's stdio,
+ *		so kernel entries unwind through it.
  *
  * glibc keeps no frame pointers, so a frame-pointer walk from cmp_slow
  * is lost inside qsort; its .eh_frame (through the object's
@@ -58,14 +63,52 @@ NOINLINE void sort_once(unsigned int *v, unsigned int seed)
 	sink += v[0];
 }
 
+/* through a pointer: libc's own bsearch, not <stdlib.h>'s inline one */
+static void *(*volatile libc_bsearch)(const void *, const void *, size_t, size_t,
+				      int (*)(const void *, const void *)) = bsearch;
+
+NOINLINE void search_once(const unsigned int *v, unsigned int seed)
+{
+	unsigned int key = v[seed % NELEM];
+
+	sink += libc_bsearch(&key, v, NELEM, sizeof(*v), cmp_slow) != NULL;
+}
+
+static FILE *devnull;
+
+NOINLINE void print_once(unsigned int seed)
+{
+	fprintf(devnull, "%u %s %08x %5.2f\n", seed, "sample", seed * 7, seed / 3.0);
+}
+
+static void (*work)(unsigned int *v, unsigned int seed);
+
+static void work_sort(unsigned int *v, unsigned int seed)
+{
+	sort_once(v, seed);
+}
+
+static void work_search(unsigned int *v, unsigned int seed)
+{
+	search_once(v, seed);
+}
+
+static void work_print(unsigned int *v __attribute__((unused)), unsigned int seed)
+{
+	print_once(seed);
+}
+
 NOINLINE void *thread_main(void *arg)
 {
 	unsigned int *v = malloc(NELEM * sizeof(*v)), seed = 1;
+	int i;
 
 	if (!v)
 		return NULL;
+	for (i = 0; i < NELEM; i++)
+		v[i] = i * 3;	/* sorted, for bsearch */
 	while (now_ms() < end_ms)
-		sort_once(v, seed++);
+		work(v, seed++);
 	free(v);
 	return arg;
 }
@@ -74,12 +117,20 @@ int main(int argc, char **argv)
 {
 	pthread_t t;
 
-	if (argc < 2 || (strcmp(argv[1], "main") && strcmp(argv[1], "thread"))) {
-		fprintf(stderr, "usage: wl_dyn main|thread [MS]\n");
+	if (argc < 2 || (strcmp(argv[1], "main") && strcmp(argv[1], "thread") &&
+			 strcmp(argv[1], "bsearch") && strcmp(argv[1], "stdio"))) {
+		fprintf(stderr, "usage: wl_dyn main|thread|bsearch|stdio [MS]\n");
 		return 2;
 	}
+	work = !strcmp(argv[1], "bsearch") ? work_search :
+	       !strcmp(argv[1], "stdio") ? work_print : work_sort;
+	devnull = fopen("/dev/null", "w");
+	if (!devnull || setvbuf(devnull, NULL, _IONBF, 0)) {
+		perror("wl_dyn: /dev/null");
+		return 1;
+	}
 	end_ms = now_ms() + (argc > 2 ? strtoull(argv[2], NULL, 0) : 1500);
-	if (!strcmp(argv[1], "main"))
+	if (strcmp(argv[1], "thread"))
 		return thread_main(argv) ? 0 : 1;
 	if (pthread_create(&t, NULL, thread_main, argv) || pthread_join(t, NULL)) {
 		perror("wl_dyn");
