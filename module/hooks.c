@@ -100,7 +100,7 @@ bool pd_is_perf_file(struct file *file)
 /* NMI-safe: no locks, no allocation, no sleeping. */
 static int pd_pre_perf_callchain(struct kprobe *p, struct pt_regs *regs)
 {
-	struct perf_event *event = (struct perf_event *)regs->di;
+	struct perf_event *event = (struct perf_event *)regs_get_kernel_argument(regs, 0);
 	struct pd_slot *slot = this_cpu_ptr(&pd_slots[interrupt_context_level()]);
 	struct perf_event *key = event->parent ?: event;
 
@@ -113,7 +113,7 @@ static int pd_pre_perf_callchain(struct kprobe *p, struct pt_regs *regs)
 		return 0;
 	slot->event = key;
 	slot->id = event->id;
-	slot->regs = (struct pt_regs *)regs->si;
+	slot->regs = (struct pt_regs *)regs_get_kernel_argument(regs, 1);
 	return 0;
 }
 NOKPROBE_SYMBOL(pd_pre_perf_callchain);
@@ -141,8 +141,8 @@ static bool pd_cookie_fits(const struct perf_callchain_entry_ctx *ctx,
 /* NMI-safe: no locks, no allocation, no sleeping. */
 static int pd_pre_perf_callchain_user(struct kprobe *p, struct pt_regs *regs)
 {
-	struct perf_callchain_entry_ctx *ctx = (void *)regs->di;
-	struct pt_regs *uregs = (struct pt_regs *)regs->si;
+	struct perf_callchain_entry_ctx *ctx = (void *)regs_get_kernel_argument(regs, 0);
+	struct pt_regs *uregs = (struct pt_regs *)regs_get_kernel_argument(regs, 1);
 	struct pd_slot *slot = this_cpu_ptr(&pd_slots[interrupt_context_level()]);
 	struct perf_callchain_entry *entry = ctx->entry;
 	struct perf_event *key = slot->event;
