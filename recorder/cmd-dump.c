@@ -20,6 +20,7 @@
 
 #include "builtin.h"
 #include "perf-data.h"
+#include "sample.h"
 #include "util.h"
 
 static const char dump_usage[] =

@@ -30,6 +30,7 @@
 
 #include "builtin.h"
 #include "perf-data.h"
+#include "sample.h"
 #include "stitch.h"
 #include "util.h"
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sample.h"
 #include "stitch.h"
 
 #define DEFAULT_MAX_PENDING	(256UL << 20)

@@ -2,7 +2,10 @@
 #ifndef PERF_DEFER_UTIL_H
 #define PERF_DEFER_UTIL_H
 
+#ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#endif
+#define ALIGN_UP(x, a)	(((x) + (a) - 1) / (a) * (a))
 
 /* Exit codes of perf-defer and of every subcommand. */
 enum {
@@ -19,5 +22,10 @@ extern const char *pd_cmd;
  * that both keep their order when they go to the same file.
  */
 void pr_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The last error message of the library, for people. */
+const char *pd_error(void);
+/* Set it (for the users of the library: stitch, the subcommands). */
+void pd_set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif /* PERF_DEFER_UTIL_H */

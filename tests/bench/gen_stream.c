@@ -15,7 +15,7 @@
  *	order, a FINISHED_ROUND every ROUND records, an EXIT per thread at
  *	the end.  Every sample gets its user chain: nothing is unmatched.
  *	The records are built in batches in memory, then handed to the
- *	recorder's writer (recorder/perf-data.c); only the writer is timed,
+ *	recorder's writer (recorder/perf-data-write.c); only the writer is timed,
  *	its close (with fsync) included.  Prints one line:
  *	  records=N bytes=B samples=S entries=E write_s=T write_rate=R
  *

@@ -25,6 +25,7 @@
 #include <linux/perf_defer.h>
 
 #include "perf-data.h"
+#include "sample.h"
 
 #define T_SAMPLE_TYPE	(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
 			 PERF_SAMPLE_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | \

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * perf_data_test - the perf.data writer and reader (recorder/perf-data.c)
+ * perf_data_test - the perf.data writer and reader (recorder/perf-data-*.c)
  *
  * Round trips through our own reader, then Debian's perf 6.1 (when
  * /usr/bin/perf is there) reading what the writer wrote: --header-only,
