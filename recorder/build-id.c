@@ -4,8 +4,11 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <linux/perf_event.h>
 
 #include "build-id.h"
 #include "event.h"
@@ -110,4 +113,68 @@ char *pd_build_id__sprintf(const __u8 *id, size_t len, char *buf)
 		sprintf(buf + 2 * i, "%02x", id[i]);
 	buf[2 * len] = '\0';
 	return buf;
+}
+
+/* Remember the files mapped executable, for their build-ids. */
+int dsos__add_mmap2(struct dsos *d, const void *event, size_t size)
+{
+	const struct perf_event_header *h = event;
+	const char *name;
+	size_t i, max;
+
+	if (h->type != PERF_RECORD_MMAP2 || size < 8 + 64 + 2)
+		return 0;
+	name = (const char *)h + 8 + 64;	/* after pid..flags */
+	max = size - 8 - 64;
+	if (name[0] != '/' || !memchr(name, 0, max))
+		return 0;
+	for (i = 0; i < d->nr; i++)
+		if (!strcmp(d->paths[i], name))
+			return 0;
+	if (d->nr % 64 == 0) {
+		char **p = realloc(d->paths, (d->nr + 64) * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		d->paths = p;
+	}
+	d->paths[d->nr] = strdup(name);
+	return d->paths[d->nr++] ? 0 : -ENOMEM;
+}
+
+struct pd_build_id_entry *dsos__build_ids(const struct dsos *d, size_t *nr)
+{
+	struct pd_build_id_entry *ids = calloc(d->nr + 1, sizeof(*ids));
+	size_t i, n = 0, len;
+
+	if (!ids)
+		return NULL;
+	for (i = 0; i < d->nr; i++) {
+		len = sizeof(ids[n].build_id);
+		if (pd_build_id(d->paths[i], ids[n].build_id, &len))
+			continue;
+		ids[n].path = d->paths[i];
+		ids[n].pid = -1;
+		ids[n].size = len;
+		n++;
+	}
+	len = sizeof(ids[n].build_id);
+	if (!pd_build_id_notes("/sys/kernel/notes", ids[n].build_id, &len)) {
+		ids[n].path = "[kernel.kallsyms]";
+		ids[n].pid = -1;
+		ids[n].kernel = true;
+		ids[n].size = len;
+		n++;
+	}
+	*nr = n;
+	return ids;
+}
+
+void dsos__exit(struct dsos *d)
+{
+	for (size_t i = 0; i < d->nr; i++)
+		free(d->paths[i]);
+	free(d->paths);
+	d->paths = NULL;
+	d->nr = 0;
 }

@@ -87,14 +87,6 @@ enum pd_feature {
  * returned, so that a full disk is an error and never a short file.
  */
 
-struct pd_build_id_entry {
-	const char *path;		/* "[kernel.kallsyms]" for the kernel */
-	pid_t pid;			/* -1 for host DSOs, as perf writes */
-	bool kernel;			/* PERF_RECORD_MISC_KERNEL, else USER */
-	__u8 size;			/* bytes of build_id used, <= 20 */
-	__u8 build_id[PD_BUILD_ID_SIZE];
-};
-
 /* A feature section copied as is (from another file, by 'stitch'); may be empty. */
 struct pd_feat_raw {
 	unsigned int feat;		/* enum pd_feature */
