@@ -15,15 +15,10 @@ int cmd_status(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_stitch(int argc, char **argv);
 
-/* The work of 'dump' and 'stitch' on an open file, for tests and fuzzing. */
+/* The work of 'dump' on an open file, for tests and fuzzing. */
 struct pd_reader;
-struct pd_writer;
-struct pd_stitch_stats;
 
 /* Print every record to out.  0, or -errno with pd_error(). */
 int dump__reader(struct pd_reader *r, FILE *out, bool stats_only);
-/* Stitch r into w and close w (removed on error).  0, or -errno with pd_error(). */
-int stitch__reader(struct pd_reader *r, struct pd_writer *w, struct pd_stitch_stats *st,
-		   bool quiet);
 
 #endif /* PERF_DEFER_BUILTIN_H */

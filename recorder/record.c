@@ -481,7 +481,8 @@ static int rec_read_ring(struct record *rec, char *data, __u64 size,
 		 * ring, in their true order.
 		 */
 		if (pd_ordered__queue(rec->oq, rec_event_time(h), buf, len,
-				      module && h->type == PERF_DEFER_RECORD_CALLCHAIN_DEFERRED))
+				      module && h->type == PERF_DEFER_RECORD_CALLCHAIN_DEFERRED ?
+				      PD_ORDERED_EARLY : 0))
 			return -1;
 		tail += len;
 	}

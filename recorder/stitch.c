@@ -4,12 +4,17 @@
  * streaming.  See stitch.h.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ordered.h"
 #include "sample.h"
 #include "stitch.h"
+#include "util.h"
 
 #define DEFAULT_MAX_PENDING	(256UL << 20)
 #define NODE_OVERHEAD		64	/* bytes counted per queued record besides itself */
@@ -542,4 +547,169 @@ int pd_stitch__finish(struct pd_stitch *s, struct pd_stitch_stats *st)
 	if (st)
 		*st = s->st;
 	return s->err;
+}
+
+/* ---- a file, stitched ------------------------------------------------ */
+
+/*
+ * The records of a file go to the stitcher in time order: perf writes each
+ * CPU's buffer as it comes, unsorted across CPUs, with a FINISHED_ROUND
+ * after each pass over the buffers, so they are sorted the way perf's
+ * ordered events do (ordered.c) before they reach it.  A file without
+ * FINISHED_ROUND is sorted whole.
+ */
+
+/* Feature sections copied to the output as they are. */
+static const unsigned int copied_features[] = {
+	PD_FEAT_BUILD_ID, PD_FEAT_HOSTNAME, PD_FEAT_OSRELEASE, PD_FEAT_VERSION,
+	PD_FEAT_ARCH, PD_FEAT_NRCPUS, PD_FEAT_CPUDESC, PD_FEAT_CPUID,
+	PD_FEAT_TOTAL_MEM, PD_FEAT_CMDLINE, PD_FEAT_CPU_TOPOLOGY,
+	PD_FEAT_NUMA_TOPOLOGY, PD_FEAT_BRANCH_STACK, PD_FEAT_PMU_MAPPINGS,
+	PD_FEAT_GROUP_DESC, PD_FEAT_CACHE, PD_FEAT_SAMPLE_TIME,
+	PD_FEAT_MEM_TOPOLOGY, PD_FEAT_CLOCKID, PD_FEAT_CLOCK_DATA,
+};
+
+struct stitch_reader {
+	struct pd_stitch	*st;
+	struct pd_ordered	*oq;
+	__u64			dropped[256];	/* records of each type left out */
+};
+
+/* The time of a kernel record, or -1 (and 0) when it has none. */
+static int stitch_reader__time(const struct pd_reader *r, const struct perf_event_header *ev, __u64 *time)
+{
+	const struct pd_attr *a = pd_evlist__find(pd_reader__evlist(r), ev);
+	struct pd_sample s;
+
+	if (!a || pd_sample__parse(&a->attr, ev, &s))
+		return -EINVAL;
+	*time = s.time;
+	return 0;
+}
+
+/* One record of the file: dropped, written at once, or queued for its round. */
+static int stitch_reader__event(struct stitch_reader *sr, const struct pd_reader *r,
+				const struct perf_event_header *ev, bool stable)
+{
+	__u64 time;
+	int err;
+
+	if (ev->type == PD_RECORD_COMPRESSED || ev->type == PD_RECORD_COMPRESSED2) {
+		pd_set_error("compressed records (perf record -z) are not supported: decompress first with 'perf inject -i IN -o OUT'");
+		return -EINVAL;
+	}
+	if (ev->type == PD_RECORD_FINISHED_ROUND) {
+		/* perf's OE_FLUSH__ROUND: what came before the previous round is complete */
+		err = pd_ordered__round(sr->oq);
+		return err ? err : pd_stitch__event(sr->st, ev, ev->size);
+	}
+	if (ev->type == PERF_DEFER_RECORD_USER_DUMP)
+		goto queue;	/* the stitcher takes it, in time order */
+	if ((ev->type > PERF_DEFER_RECORD_CALLCHAIN_DEFERRED && ev->type < PD_RECORD_USER_TYPE_START) ||
+	    ev->type >= PD_RECORD_HEADER_MAX_6_1 || ev->type == PD_RECORD_AUXTRACE ||
+	    ev->type == PD_RECORD_AUXTRACE_INFO || ev->type == PD_RECORD_AUXTRACE_ERROR ||
+	    ev->type == PD_RECORD_HEADER_TRACING_DATA) {
+		/* unknown to perf 6.1, or with a payload we do not carry */
+		sr->dropped[ev->type & 0xff]++;
+		return 0;
+	}
+	if (ev->type >= PD_RECORD_USER_TYPE_START)
+		return pd_stitch__event(sr->st, ev, ev->size);	/* perf: right away */
+queue:
+	if (stitch_reader__time(r, ev, &time))
+		return -EINVAL;
+	/* perf delivers records without a time right away */
+	if (!time || time == (__u64)-1)
+		return pd_stitch__event(sr->st, ev, ev->size);
+	/* the reader's pointer lasts unless it had to align a copy */
+	err = pd_ordered__queue(sr->oq, time, ev, ev->size, stable ? PD_ORDERED_NOCOPY : 0);
+	if (err)
+		pd_set_error("%s", strerror(-err));
+	return err;
+}
+
+static int stitch_reader__deliver(void *arg, const void *event, size_t size)
+{
+	struct stitch_reader *sr = arg;
+
+	return pd_stitch__event(sr->st, event, size);
+}
+
+int stitch__reader(struct pd_reader *r, struct pd_writer *w, struct pd_stitch_stats *st,
+		   bool quiet)
+{
+	struct pd_feat_raw raw[sizeof(copied_features) / sizeof(copied_features[0])];
+	struct pd_features feat = { .no_host = true, .raw = raw };
+	struct stitch_reader sr = { .st = pd_stitch__new(w) };
+	const struct perf_event_header *ev;
+	__u64 out_of_order;
+	int err = 0, ret;
+
+	sr.oq = pd_ordered__new(stitch_reader__deliver, &sr);
+	if (!sr.st || !sr.oq) {
+		pd_stitch__delete(sr.st);
+		pd_ordered__delete(sr.oq);
+		pd_writer__abort(w);
+		pd_set_error("%s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	for (unsigned int i = 0; i < pd_reader__nr_attrs(r) && !err; i++) {
+		const struct pd_attr *a = pd_reader__attr(r, i);
+		struct perf_event_attr attr = a->attr;
+
+		pd_attr__clear_defer(&attr);
+		if (a->cut && !quiet)
+			fprintf(stderr, "perf-defer: %s: warning: attr %u (%s): fields newer than this perf-defer were dropped\n",
+				pd_cmd ? pd_cmd : "stitch", i, a->name ? a->name : "unnamed");
+		err = pd_stitch__add_attr(sr.st, &attr, a->ids, a->nr_ids);
+		/* dwarf,defer: registers and stack in every stitched sample */
+		pd_attr__stitch_user_dump(&attr);
+		if (!err)
+			err = pd_writer__add_attr(w, &attr, a->ids, a->nr_ids, a->name);
+	}
+
+	while (!err && (ret = pd_reader__next(r, &ev)) > 0) {
+		err = stitch_reader__event(&sr, r, ev, pd_reader__event_stable(r, ev));
+		if (err == -EINVAL) {
+			char msg[512];
+
+			snprintf(msg, sizeof(msg), "%s", pd_error());
+			pd_set_error("%s: record at %#" PRIx64 ": %s", pd_reader__name(r),
+				     (uint64_t)pd_reader__offset(r), msg);
+		}
+	}
+	if (!err && ret < 0)
+		err = ret;
+	if (!err)
+		err = pd_ordered__flush(sr.oq);
+	if (!err)
+		err = pd_stitch__finish(sr.st, st);
+	out_of_order = pd_ordered__out_of_order(sr.oq);
+	pd_ordered__delete(sr.oq);
+	pd_stitch__delete(sr.st);
+	if (err) {
+		pd_writer__abort(w);
+		return err;
+	}
+
+	for (size_t i = 0; i < sizeof(copied_features) / sizeof(copied_features[0]); i++) {
+		struct pd_feat_raw *f = &raw[feat.nr_raw];
+
+		if (pd_reader__feat(r, copied_features[i], &f->data, &f->size)) {
+			f->feat = copied_features[i];
+			feat.nr_raw++;
+		}
+	}
+	err = pd_writer__close(w, &feat);
+	if (quiet)
+		return err;
+	for (unsigned int t = 0; t < 256; t++)
+		if (sr.dropped[t])
+			fprintf(stderr, "perf-defer: %s: warning: dropped %" PRIu64 " PERF_RECORD_%s (type %u) records that perf 6.1 cannot read\n",
+				pd_cmd ? pd_cmd : "stitch", (uint64_t)sr.dropped[t],
+				pd_event__name(t), t);
+	if (out_of_order)
+		fprintf(stderr, "perf-defer: %s: warning: %" PRIu64 " records came after a round that was already written; the output is not fully in time order\n",
+			pd_cmd ? pd_cmd : "stitch", (uint64_t)out_of_order);
+	return err;
 }

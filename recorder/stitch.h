@@ -31,6 +31,9 @@
  * The stitcher writes records only.  The caller adds the attrs to the
  * writer, with pd_attr__clear_defer() applied, and to the stitcher.
  */
+#include <stdbool.h>
+#include <stddef.h>
+
 #include <linux/types.h>
 
 #include "perf-data.h"
@@ -71,5 +74,17 @@ int pd_stitch__finish(struct pd_stitch *s, struct pd_stitch_stats *st);
 void pd_stitch__stats(const struct pd_stitch *s, struct pd_stitch_stats *st);
 /* Free (does not close the writer).  NULL is fine. */
 void pd_stitch__delete(struct pd_stitch *s);
+
+/*
+ * A whole file, as 'perf-defer stitch' does it: the records of r, sorted
+ * round by round as perf's ordered events do (a file without
+ * FINISHED_ROUND whole), stitched into w with r's attrs (defer bits
+ * cleared) and the features that describe the machine and the recording;
+ * record types that perf 6.1 does not know are left out.  Closes w
+ * (removed on error).  Warnings go to stderr unless quiet.  0, or -errno
+ * with pd_error().
+ */
+int stitch__reader(struct pd_reader *r, struct pd_writer *w, struct pd_stitch_stats *st,
+		   bool quiet);
 
 #endif /* PERF_DEFER_STITCH_H */
