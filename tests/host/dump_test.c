@@ -2,9 +2,9 @@
 /*
  * dump_test - 'perf-defer dump' and 'perf-defer stitch' on the command line
  *
- * They run the recorder built with ASan and UBSan (build/host/
- * perf-defer-san, or $PERF_DEFER_SAN): a sanitizer report is exit code 99
- * or 98, never taken for the expected exit 1.  The inputs are written
+ * They run the recorder built with ASan and UBSan
+ * (build/host/recorder-san/perf-defer, or $PERF_DEFER_SAN): a sanitizer
+ * report is exit code 99 or 98, never taken for the expected exit 1.  The inputs are written
  * here with the recorder's own writer; Debian's perf 6.1 (/usr/bin/perf)
  * checks the dump format and reads what stitch writes.
  */

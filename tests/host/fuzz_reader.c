@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "builtin.h"
+#include "dump.h"
 #include "perf-data.h"
 #include "stitch.h"
 

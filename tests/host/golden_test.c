@@ -13,8 +13,8 @@
  *	NAME.stitched.dump	perf-defer dump -i NAME.stitched.data
  *
  * The text files hold stdout, stderr and the exit code, each under a
- * "== " line.  The recorder under test (build/host/perf-defer-san, or
- * $PERF_DEFER_SAN) must give the same bytes.  It runs in the golden
+ * "== " line.  The recorder under test (build/host/recorder-san/perf-defer,
+ * or $PERF_DEFER_SAN) must give the same bytes.  It runs in the golden
  * directory, so that the file names it prints do not depend on where the
  * tree is.  When an output is meant to change, 'make -C tests/host
  * golden-update' remakes the files from the recorder as it now is: read

@@ -17,7 +17,7 @@
 
 #include "kselftest_harness.h"
 
-#include "builtin.h"
+#include "dump.h"
 #include "pd_test_fake.h"
 #include "stitch.h"
 

@@ -11,7 +11,6 @@
 
 #include "kselftest_harness.h"
 
-#include "builtin.h"
 #include "pd_test_util.h"
 #include "stitch.h"
 
