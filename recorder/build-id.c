@@ -14,7 +14,7 @@
 #include "event.h"
 #include "util.h"
 
-static int note_build_id(const unsigned char *p, size_t size, __u8 *out, size_t *len)
+static int build_id__from_notes(const unsigned char *p, size_t size, __u8 *out, size_t *len)
 {
 	size_t off = 0;
 
@@ -45,7 +45,7 @@ static int note_build_id(const unsigned char *p, size_t size, __u8 *out, size_t 
 	return -ENODATA;
 }
 
-int pd_build_id(const char *path, __u8 *out, size_t *len)
+int filename__read_build_id(const char *path, __u8 *out, size_t *len)
 {
 	int fd, err = -ENODATA;
 	Elf_Scn *scn = NULL;
@@ -70,7 +70,7 @@ int pd_build_id(const char *path, __u8 *out, size_t *len)
 			continue;
 		d = elf_rawdata(scn, NULL);
 		if (d && d->d_buf)
-			err = note_build_id(d->d_buf, d->d_size, out, len);
+			err = build_id__from_notes(d->d_buf, d->d_size, out, len);
 	}
 	/* no section headers (stripped hard): the PT_NOTE segments */
 	if (err && !elf_getphdrnum(e, &nphdr)) {
@@ -82,7 +82,7 @@ int pd_build_id(const char *path, __u8 *out, size_t *len)
 				continue;
 			d = elf_getdata_rawchunk(e, ph.p_offset, ph.p_filesz, ELF_T_BYTE);
 			if (d && d->d_buf)
-				err = note_build_id(d->d_buf, d->d_size, out, len);
+				err = build_id__from_notes(d->d_buf, d->d_size, out, len);
 		}
 	}
 out:
@@ -92,7 +92,7 @@ out:
 	return err;
 }
 
-int pd_build_id_notes(const char *path, __u8 *out, size_t *len)
+int sysfs__read_build_id(const char *path, __u8 *out, size_t *len)
 {
 	unsigned char buf[65536];
 	size_t size = 0;
@@ -104,10 +104,10 @@ int pd_build_id_notes(const char *path, __u8 *out, size_t *len)
 	while (size < sizeof(buf) && (n = read(fd, buf + size, sizeof(buf) - size)) > 0)
 		size += n;
 	close(fd);
-	return note_build_id(buf, size, out, len);
+	return build_id__from_notes(buf, size, out, len);
 }
 
-char *pd_build_id__sprintf(const __u8 *id, size_t len, char *buf)
+char *build_id__sprintf(const __u8 *id, size_t len, char *buf)
 {
 	for (size_t i = 0; i < len; i++)
 		sprintf(buf + 2 * i, "%02x", id[i]);
@@ -142,16 +142,16 @@ int dsos__add_mmap2(struct dsos *d, const void *event, size_t size)
 	return d->paths[d->nr++] ? 0 : -ENOMEM;
 }
 
-struct pd_build_id_entry *dsos__build_ids(const struct dsos *d, size_t *nr)
+struct build_id_entry *dsos__build_ids(const struct dsos *d, size_t *nr)
 {
-	struct pd_build_id_entry *ids = calloc(d->nr + 1, sizeof(*ids));
+	struct build_id_entry *ids = calloc(d->nr + 1, sizeof(*ids));
 	size_t i, n = 0, len;
 
 	if (!ids)
 		return NULL;
 	for (i = 0; i < d->nr; i++) {
 		len = sizeof(ids[n].build_id);
-		if (pd_build_id(d->paths[i], ids[n].build_id, &len))
+		if (filename__read_build_id(d->paths[i], ids[n].build_id, &len))
 			continue;
 		ids[n].path = d->paths[i];
 		ids[n].pid = -1;
@@ -159,7 +159,7 @@ struct pd_build_id_entry *dsos__build_ids(const struct dsos *d, size_t *nr)
 		n++;
 	}
 	len = sizeof(ids[n].build_id);
-	if (!pd_build_id_notes("/sys/kernel/notes", ids[n].build_id, &len)) {
+	if (!sysfs__read_build_id("/sys/kernel/notes", ids[n].build_id, &len)) {
 		ids[n].path = "[kernel.kallsyms]";
 		ids[n].pid = -1;
 		ids[n].kernel = true;

@@ -15,14 +15,14 @@
  * Build-ids.  *len is the size of out on entry (at least 20) and the
  * build-id size on return.  0, or -errno (-ENODATA: no GNU build-id note).
  */
-int pd_build_id(const char *path, __u8 *out, size_t *len);
+int filename__read_build_id(const char *path, __u8 *out, size_t *len);
 /* From a file of raw ELF notes: /sys/kernel/notes, /sys/module/M/notes/... */
-int pd_build_id_notes(const char *path, __u8 *out, size_t *len);
+int sysfs__read_build_id(const char *path, __u8 *out, size_t *len);
 /* "%02x" each byte into buf (2 * len + 1 bytes). */
-char *pd_build_id__sprintf(const __u8 *id, size_t len, char *buf);
+char *build_id__sprintf(const __u8 *id, size_t len, char *buf);
 
 /* An entry of HEADER_BUILD_ID. */
-struct pd_build_id_entry {
+struct build_id_entry {
 	const char *path;		/* "[kernel.kallsyms]" for the kernel */
 	pid_t pid;			/* -1 for host DSOs, as perf writes */
 	bool kernel;			/* PERF_RECORD_MISC_KERNEL, else USER */
@@ -43,7 +43,7 @@ int dsos__add_mmap2(struct dsos *d, const void *event, size_t size);
  * build-id, then the running kernel's.  The paths point into d.
  * malloc'ed (*nr entries), NULL when out of memory.
  */
-struct pd_build_id_entry *dsos__build_ids(const struct dsos *d, size_t *nr);
+struct build_id_entry *dsos__build_ids(const struct dsos *d, size_t *nr);
 void dsos__exit(struct dsos *d);
 
 #endif /* PERF_DEFER_BUILD_ID_H */

@@ -34,7 +34,7 @@ int cmd_dump(int argc, char **argv)
 	};
 	const char *input = "perf.data";
 	bool stats_only = false;
-	struct pd_reader *r;
+	struct perf_data_reader *r;
 	int c, ret;
 
 	while ((c = getopt_long(argc, argv, "+i:h", options, NULL)) != -1) {
@@ -58,14 +58,14 @@ int cmd_dump(int argc, char **argv)
 		fputs(dump_usage, stderr);
 		return EXIT_USAGE;
 	}
-	r = pd_reader__open(input);
+	r = perf_data_reader__open(input);
 	if (!r) {
-		pr_err("%s", pd_error());
+		pr_err("%s", error__msg());
 		return EXIT_FAIL;
 	}
 	ret = dump__reader(r, stdout, stats_only);
 	if (ret)
-		pr_err("%s", pd_error());
-	pd_reader__close(r);
+		pr_err("%s", error__msg());
+	perf_data_reader__close(r);
 	return ret ? EXIT_FAIL : EXIT_OK;
 }

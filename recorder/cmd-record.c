@@ -62,7 +62,7 @@ static const char record_usage[] =
 	"        --stats           print sample and callchain counts at the end\n"
 	"    -h, --help            show this help\n";
 
-static const struct rec_event_def rec_event_defs[] = {
+static const struct record_event_def record_event_defs[] = {
 	{ "cpu-clock",		PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK },
 	{ "task-clock",		PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK },
 	{ "page-faults",	PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS },
@@ -73,7 +73,7 @@ static const struct rec_event_def rec_event_defs[] = {
 
 /* --- options ------------------------------------------------------------ */
 
-static int rec_add_event(struct record *rec, const char *name)
+static int record__add_event(struct record *rec, const char *name)
 {
 	size_t i;
 
@@ -81,9 +81,9 @@ static int rec_add_event(struct record *rec, const char *name)
 		pr_err("at most %d events", REC_MAX_EVENTS);
 		return -1;
 	}
-	for (i = 0; i < ARRAY_SIZE(rec_event_defs); i++) {
-		if (!strcmp(name, rec_event_defs[i].name)) {
-			rec->evsel[rec->nr_evsel++].def = &rec_event_defs[i];
+	for (i = 0; i < ARRAY_SIZE(record_event_defs); i++) {
+		if (!strcmp(name, record_event_defs[i].name)) {
+			rec->evsel[rec->nr_evsel++].def = &record_event_defs[i];
 			return 0;
 		}
 	}
@@ -92,7 +92,7 @@ static int rec_add_event(struct record *rec, const char *name)
 	return -1;
 }
 
-static int rec_parse_u64(const char *opt, const char *arg, __u64 *val)
+static int record__parse_u64(const char *opt, const char *arg, __u64 *val)
 {
 	char *end;
 
@@ -109,7 +109,7 @@ static int rec_parse_u64(const char *opt, const char *arg, __u64 *val)
  * fp,defer, fp, dwarf,defer[,SIZE] or dwarf[,SIZE]; SIZE as perf takes it
  * (rounded up to 8 bytes), up to what one module record holds.
  */
-static int rec_parse_call_graph(struct record *rec, const char *arg)
+static int record__parse_call_graph(struct record *rec, const char *arg)
 {
 	const char *size = NULL;
 	unsigned long long v;
@@ -152,7 +152,7 @@ static int rec_parse_call_graph(struct record *rec, const char *arg)
 }
 
 /* --user-unwind LIST: "sframe,eh_frame,fp", each method once */
-static int rec_parse_user_unwind(struct record *rec, const char *arg)
+static int record__parse_user_unwind(struct record *rec, const char *arg)
 {
 	static const char *const names[] = {
 		[PERF_DEFER_UNWIND_FP] = "fp",
@@ -215,15 +215,15 @@ static int record__parse_options(struct record *rec, int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "+e:F:c:aC:p:t:o:gm:qvh", options, NULL)) != -1) {
 		switch (c) {
 		case 'e':
-			if (rec_add_event(rec, optarg))
+			if (record__add_event(rec, optarg))
 				return EXIT_USAGE;
 			break;
 		case 'F':
-			if (rec_parse_u64("-F", optarg, &rec->freq))
+			if (record__parse_u64("-F", optarg, &rec->freq))
 				return EXIT_USAGE;
 			break;
 		case 'c':
-			if (rec_parse_u64("-c", optarg, &rec->period))
+			if (record__parse_u64("-c", optarg, &rec->period))
 				return EXIT_USAGE;
 			break;
 		case 'a':
@@ -247,18 +247,18 @@ static int record__parse_options(struct record *rec, int argc, char **argv)
 			rec->dwarf = false;
 			break;
 		case OPT_CALL_GRAPH:
-			if (rec_parse_call_graph(rec, optarg))
+			if (record__parse_call_graph(rec, optarg))
 				return EXIT_USAGE;
 			break;
 		case OPT_KEEP:
 			rec->keep_deferred = true;
 			break;
 		case OPT_USER_UNWIND:
-			if (rec_parse_user_unwind(rec, optarg))
+			if (record__parse_user_unwind(rec, optarg))
 				return EXIT_USAGE;
 			break;
 		case 'm':
-			if (rec_parse_u64("--mmap-pages", optarg, &val))
+			if (record__parse_u64("--mmap-pages", optarg, &val))
 				return EXIT_USAGE;
 			if (val & (val - 1) || val > PERF_DEFER_RING_MAX_PAGES * 16) {
 				pr_err("--mmap-pages: %s is not a power of two up to %d", optarg,
@@ -313,7 +313,7 @@ static int record__parse_options(struct record *rec, int argc, char **argv)
 	if (!rec->freq && !rec->period)
 		rec->freq = 4000;
 	if (!rec->nr_evsel)
-		rec_add_event(rec, "cpu-clock");
+		record__add_event(rec, "cpu-clock");
 	rec->argv = argv + optind;
 	rec->argc = argc - optind;
 	return -1;	/* go on */
@@ -328,13 +328,13 @@ static void record__print_summary(const struct record *rec)
 			rec->bytes / 1048576.0, rec->output, (unsigned long long)rec->samples);
 	}
 	if (rec->stats) {
-		printf("path: %s\n", rec->path == PATH_NATIVE ? "native" :
-		       rec->path == PATH_MODULE ? "module" : "fp");
+		printf("path: %s\n", rec->path == RECORD_PATH_NATIVE ? "native" :
+		       rec->path == RECORD_PATH_MODULE ? "module" : "fp");
 		printf("samples: %llu\n", (unsigned long long)rec->samples);
 		printf("deferred samples: %llu\n", (unsigned long long)rec->deferred);
 		printf("deferred records: %llu\n", (unsigned long long)rec->records);
 		/* what record.c stitched */
-		if (rec->path != PATH_FP && !rec->keep_deferred) {
+		if (rec->path != RECORD_PATH_FP && !rec->keep_deferred) {
 			printf("stitched: %llu\n", (unsigned long long)rec->st.stitched);
 			printf("unmatched: %llu\n", (unsigned long long)rec->st.unmatched);
 		}

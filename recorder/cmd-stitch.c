@@ -69,9 +69,9 @@ int cmd_stitch(int argc, char **argv)
 	};
 	const char *input = "perf.data", *output = NULL;
 	bool stats = false, quiet = false;
-	struct pd_stitch_stats st = { 0 };
-	struct pd_reader *r;
-	struct pd_writer *w;
+	struct stitch_stats st = { 0 };
+	struct perf_data_reader *r;
+	struct perf_data_writer *w;
 	int c, err;
 
 	while ((c = getopt_long(argc, argv, "+i:o:qh", options, NULL)) != -1) {
@@ -110,21 +110,21 @@ int cmd_stitch(int argc, char **argv)
 		pr_err("%s and %s are the same file", input, output);
 		return EXIT_FAIL;
 	}
-	r = pd_reader__open(input);
+	r = perf_data_reader__open(input);
 	if (!r) {
-		pr_err("%s", pd_error());
+		pr_err("%s", error__msg());
 		return EXIT_FAIL;
 	}
-	w = pd_writer__open(output);
+	w = perf_data_writer__open(output);
 	if (!w) {
-		pr_err("%s", pd_error());
-		pd_reader__close(r);
+		pr_err("%s", error__msg());
+		perf_data_reader__close(r);
 		return EXIT_FAIL;
 	}
 	err = stitch__reader(r, w, &st, quiet);
-	pd_reader__close(r);
+	perf_data_reader__close(r);
 	if (err) {
-		pr_err("%s", pd_error());
+		pr_err("%s", error__msg());
 		return EXIT_FAIL;
 	}
 	if (stats)

@@ -26,7 +26,7 @@
 
 struct dump {
 	FILE *out;
-	const struct pd_reader *r;
+	const struct perf_data_reader *r;
 	__u64 combined_type;	/* OR of every attr's sample_type */
 	bool sample_id_all;	/* of the first attr */
 	__u64 nr_events[NR_TYPES + 1];	/* [0]: total, [NR_TYPES]: unknown */
@@ -70,7 +70,7 @@ static int field_len(const struct perf_event_header *ev, size_t off)
 	return (int)strnlen((const char *)ev + off, ev->size - off);
 }
 
-static void dump__callchain(struct dump *d, const struct pd_sample *s)
+static void dump__callchain(struct dump *d, const struct perf_sample *s)
 {
 	fprintf(d->out, "... FP chain: nr:%" PRIu64 "\n", (uint64_t)s->nr);
 	for (__u64 i = 0; i < s->nr; i++)
@@ -78,8 +78,8 @@ static void dump__callchain(struct dump *d, const struct pd_sample *s)
 			(uint64_t)rd64(&s->callchain[i]));
 }
 
-static void dump__sample(struct dump *d, const struct pd_attr *a,
-			 const struct perf_event_header *ev, const struct pd_sample *s)
+static void dump__sample(struct dump *d, const struct evsel *a,
+			 const struct perf_event_header *ev, const struct perf_sample *s)
 {
 	__u64 type = a->attr.sample_type, fmt = a->attr.read_format;
 	FILE *f = d->out;
@@ -160,7 +160,7 @@ static void dump__body(struct dump *d, const struct perf_event_header *ev)
 		if (ev->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
 			size_t n = p[40] > PD_BUILD_ID_SIZE ? PD_BUILD_ID_SIZE : p[40];
 
-			snprintf(mid, sizeof(mid), "<%s>", pd_build_id__sprintf(p + 44, n, bid));
+			snprintf(mid, sizeof(mid), "<%s>", build_id__sprintf(p + 44, n, bid));
 		} else {
 			snprintf(mid, sizeof(mid), "%02x:%02x %" PRIu64 " %" PRIu64,
 				 rd32(p + 40), rd32(p + 44), (uint64_t)rd64(p + 48),
@@ -243,8 +243,8 @@ static void dump__body(struct dump *d, const struct perf_event_header *ev)
 
 static int dump__event(struct dump *d, const struct perf_event_header *ev, __u64 off)
 {
-	const struct pd_attr *a = NULL;
-	struct pd_sample s;
+	const struct evsel *a = NULL;
+	struct perf_sample s;
 	FILE *f = d->out;
 
 	d->nr_events[0]++;
@@ -252,19 +252,19 @@ static int dump__event(struct dump *d, const struct perf_event_header *ev, __u64
 	if (d->stats_only) {
 		if (ev->type != PERF_RECORD_SAMPLE)
 			return 0;
-		a = pd_evlist__find(pd_reader__evlist(d->r), ev);
+		a = evlist__find(perf_data_reader__evlist(d->r), ev);
 		if (!a)
 			return -EINVAL;
 		d->nr_samples[a->idx]++;
 		return 0;
 	}
-	fprintf(f, "\n%#" PRIx64 "@%s [%#x]: event: %u\n", (uint64_t)off, pd_reader__name(d->r),
-		ev->size, ev->type);
+	fprintf(f, "\n%#" PRIx64 "@%s [%#x]: event: %u\n", (uint64_t)off,
+		perf_data_reader__name(d->r), ev->size, ev->type);
 	dump__raw(d, (const unsigned char *)ev, ev->size);
 
 	if (ev->type < PD_RECORD_USER_TYPE_START || ev->type == PERF_DEFER_RECORD_USER_DUMP) {
-		a = pd_evlist__find(pd_reader__evlist(d->r), ev);
-		if (!a || pd_sample__parse(&a->attr, ev, &s))
+		a = evlist__find(perf_data_reader__evlist(d->r), ev);
+		if (!a || perf_sample__parse(&a->attr, ev, &s))
 			return -EINVAL;
 		if (ev->type != PERF_RECORD_SAMPLE && !d->sample_id_all) {
 			fputs("-1 -1 ", f);
@@ -283,7 +283,7 @@ static int dump__event(struct dump *d, const struct perf_event_header *ev, __u64
 			fputs("0 ", f);
 	}
 	fprintf(f, "%#" PRIx64 " [%#x]: PERF_RECORD_%s", (uint64_t)off, ev->size,
-		pd_event__name(ev->type));
+		perf_event__name(ev->type));
 
 	switch (ev->type) {
 	case PERF_RECORD_SAMPLE:
@@ -325,42 +325,44 @@ static void dump__stats(struct dump *d)
 		if (!d->nr_events[t])
 			continue;
 		fprintf(f, "%16s events: %10" PRIu64 "  (%4.1f%%)\n",
-			t < NR_TYPES ? pd_event__name(t) : "UNKNOWN", (uint64_t)d->nr_events[t],
+			t < NR_TYPES ? perf_event__name(t) : "UNKNOWN", (uint64_t)d->nr_events[t],
 			100.0 * d->nr_events[t] / d->nr_events[0]);
 	}
-	for (unsigned int i = 0; i < pd_reader__nr_attrs(d->r); i++) {
-		fprintf(f, "%s stats:\n", pd_attr__name(pd_reader__attr(d->r, i), name, sizeof(name)));
+	for (unsigned int i = 0; i < perf_data_reader__nr_attrs(d->r); i++) {
+		const struct evsel *a = perf_data_reader__attr(d->r, i);
+
+		fprintf(f, "%s stats:\n", evsel__name(a, name, sizeof(name)));
 		if (d->nr_samples[i])
 			fprintf(f, "%16s events: %10" PRIu64 "\n", "SAMPLE", (uint64_t)d->nr_samples[i]);
 	}
 }
 
-int dump__reader(struct pd_reader *r, FILE *out, bool stats_only)
+int dump__reader(struct perf_data_reader *r, FILE *out, bool stats_only)
 {
 	const struct perf_event_header *ev;
 	struct dump d = { .out = out, .r = r, .stats_only = stats_only };
 	int ret;
 
-	d.nr_samples = calloc(pd_reader__nr_attrs(r), sizeof(*d.nr_samples));
+	d.nr_samples = calloc(perf_data_reader__nr_attrs(r), sizeof(*d.nr_samples));
 	if (!d.nr_samples) {
-		pd_set_error("%s", strerror(ENOMEM));
+		error__set("%s", strerror(ENOMEM));
 		return -ENOMEM;
 	}
-	for (unsigned int i = 0; i < pd_reader__nr_attrs(r); i++)
-		d.combined_type |= pd_reader__attr(r, i)->attr.sample_type;
-	d.sample_id_all = pd_reader__attr(r, 0)->attr.sample_id_all;
+	for (unsigned int i = 0; i < perf_data_reader__nr_attrs(r); i++)
+		d.combined_type |= perf_data_reader__attr(r, i)->attr.sample_type;
+	d.sample_id_all = perf_data_reader__attr(r, 0)->attr.sample_id_all;
 
-	while ((ret = pd_reader__next(r, &ev)) > 0) {
-		__u64 off = pd_reader__offset(r);
+	while ((ret = perf_data_reader__next(r, &ev)) > 0) {
+		__u64 off = perf_data_reader__offset(r);
 
 		ret = dump__event(&d, ev, off);
 		if (ret) {
 			char msg[512];
 
-			snprintf(msg, sizeof(msg), "%s", pd_error());
+			snprintf(msg, sizeof(msg), "%s", error__msg());
 			fputc('\n', out);
-			pd_set_error("%s: record at %#" PRIx64 ": %s", pd_reader__name(r),
-				     (uint64_t)off, msg);
+			error__set("%s: record at %#" PRIx64 ": %s", perf_data_reader__name(r),
+				   (uint64_t)off, msg);
 			break;
 		}
 	}

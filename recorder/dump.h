@@ -6,12 +6,12 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-struct pd_reader;
+struct perf_data_reader;
 
 /*
  * Print every record of r to out, then the number of records of each
- * type; with stats_only, only those.  0, or -errno with pd_error().
+ * type; with stats_only, only those.  0, or -errno with error__msg().
  */
-int dump__reader(struct pd_reader *r, FILE *out, bool stats_only);
+int dump__reader(struct perf_data_reader *r, FILE *out, bool stats_only);
 
 #endif /* PERF_DEFER_DUMP_H */

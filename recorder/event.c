@@ -49,7 +49,7 @@ static const char *const event_names[PD_RECORD_HEADER_MAX_KNOWN] = {
 	[PD_RECORD_BPF_METADATA]	= "BPF_METADATA",
 };
 
-const char *pd_event__name(__u32 type)
+const char *perf_event__name(__u32 type)
 {
 	if (type == PERF_DEFER_RECORD_USER_DUMP)
 		return "USER_DUMP";

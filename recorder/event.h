@@ -6,13 +6,14 @@
  * Records: the types perf adds to the kernel's, their names, and loads
  * of their little-endian fields.
  */
+#include <stddef.h>
 #include <string.h>
 
 #include <linux/perf_event.h>
 #include <linux/perf_defer.h>
 
 /* perf's own record types (tools/lib/perf/include/perf/event.h). */
-enum pd_user_event_type {
+enum perf_user_event_type {
 	PD_RECORD_USER_TYPE_START	= 64,
 	PD_RECORD_HEADER_ATTR		= 64,
 	PD_RECORD_HEADER_EVENT_TYPE	= 65,
@@ -41,8 +42,11 @@ enum pd_user_event_type {
 
 #define PD_MAX_EVENT_SIZE	0xfff8	/* largest 8-byte multiple in header.size */
 
+/* Where records go, one at a time: 0, or a -errno that stops the caller. */
+typedef int (*event_fn)(void *arg, const void *event, size_t size);
+
 /* "SAMPLE", "CALLCHAIN_DEFERRED", "FINISHED_ROUND", ... or "UNKNOWN". */
-const char *pd_event__name(__u32 type);
+const char *perf_event__name(__u32 type);
 
 /* Unaligned little-endian loads from a record. */
 static inline __u64 rd64(const void *p)

@@ -18,15 +18,15 @@ struct id_slot {
 	unsigned int idx;
 };
 
-struct pd_evlist {
-	struct pd_attr *attrs;
+struct evlist {
+	struct evsel *attrs;
 	unsigned int nr, alloc;
 	struct id_slot *slots;	/* open addressing, power-of-two size */
 	size_t nr_slots, nr_used;
 };
 
 /* Position of the id in a sample, counted in u64 from after the header. */
-static int sample_id_pos(__u64 sample_type)
+static int sample_type__id_pos(__u64 sample_type)
 {
 	int idx = 0;
 
@@ -46,7 +46,7 @@ static int sample_id_pos(__u64 sample_type)
 }
 
 /* Position of the id in a sample_id, counted in u64 back from the end. */
-static int sample_is_pos(__u64 sample_type)
+static int sample_type__is_pos(__u64 sample_type)
 {
 	int idx = 1;
 
@@ -61,12 +61,12 @@ static int sample_is_pos(__u64 sample_type)
 	return idx;
 }
 
-struct pd_evlist *pd_evlist__new(void)
+struct evlist *evlist__new(void)
 {
-	return calloc(1, sizeof(struct pd_evlist));
+	return calloc(1, sizeof(struct evlist));
 }
 
-void pd_evlist__delete(struct pd_evlist *el)
+void evlist__delete(struct evlist *el)
 {
 	if (!el)
 		return;
@@ -79,12 +79,12 @@ void pd_evlist__delete(struct pd_evlist *el)
 	free(el);
 }
 
-static size_t id_hash(__u64 id, size_t mask)
+static size_t evlist__id_hash(__u64 id, size_t mask)
 {
 	return (size_t)((id * 0x9e3779b97f4a7c15ULL) >> 17) & mask;
 }
 
-static int evlist__grow_slots(struct pd_evlist *el, size_t want)
+static int evlist__grow_slots(struct evlist *el, size_t want)
 {
 	struct id_slot *old = el->slots;
 	size_t old_nr = el->nr_slots, n = 16;
@@ -104,7 +104,7 @@ static int evlist__grow_slots(struct pd_evlist *el, size_t want)
 
 		if (!old[i].id)
 			continue;
-		for (h = id_hash(old[i].id, n - 1); el->slots[h].id; h = (h + 1) & (n - 1))
+		for (h = evlist__id_hash(old[i].id, n - 1); el->slots[h].id; h = (h + 1) & (n - 1))
 			;
 		el->slots[h] = old[i];
 	}
@@ -112,11 +112,11 @@ static int evlist__grow_slots(struct pd_evlist *el, size_t want)
 	return 0;
 }
 
-static const struct id_slot *evlist__lookup(const struct pd_evlist *el, __u64 id)
+static const struct id_slot *evlist__lookup(const struct evlist *el, __u64 id)
 {
 	if (!el->nr_slots)
 		return NULL;
-	for (size_t h = id_hash(id, el->nr_slots - 1); el->slots[h].id;
+	for (size_t h = evlist__id_hash(id, el->nr_slots - 1); el->slots[h].id;
 	     h = (h + 1) & (el->nr_slots - 1)) {
 		if (el->slots[h].id == id)
 			return &el->slots[h];
@@ -124,14 +124,14 @@ static const struct id_slot *evlist__lookup(const struct pd_evlist *el, __u64 id
 	return NULL;
 }
 
-int pd_evlist__add(struct pd_evlist *el, const struct perf_event_attr *attr,
-		   const __u64 *ids, __u32 nr_ids, const char *name)
+int evlist__add(struct evlist *el, const struct perf_event_attr *attr,
+		const __u64 *ids, __u32 nr_ids, const char *name)
 {
-	struct pd_attr *a;
+	struct evsel *a;
 
 	if (el->nr == el->alloc) {
 		unsigned int n = el->alloc ? el->alloc * 2 : 4;
-		struct pd_attr *p = realloc(el->attrs, n * sizeof(*p));
+		struct evsel *p = realloc(el->attrs, n * sizeof(*p));
 
 		if (!p)
 			return -ENOMEM;
@@ -164,7 +164,7 @@ int pd_evlist__add(struct pd_evlist *el, const struct perf_event_attr *attr,
 
 		if (!ids[i] || evlist__lookup(el, ids[i]))
 			continue;	/* id 0 means "first"; first owner wins */
-		for (h = id_hash(ids[i], mask); el->slots[h].id; h = (h + 1) & mask)
+		for (h = evlist__id_hash(ids[i], mask); el->slots[h].id; h = (h + 1) & mask)
 			;
 		el->slots[h].id = ids[i];
 		el->slots[h].idx = el->nr;
@@ -174,17 +174,17 @@ int pd_evlist__add(struct pd_evlist *el, const struct perf_event_attr *attr,
 	return 0;
 }
 
-unsigned int pd_evlist__nr(const struct pd_evlist *el)
+unsigned int evlist__nr(const struct evlist *el)
 {
 	return el->nr;
 }
 
-struct pd_attr *pd_evlist__attr(const struct pd_evlist *el, unsigned int idx)
+struct evsel *evlist__attr(const struct evlist *el, unsigned int idx)
 {
 	return idx < el->nr ? &el->attrs[idx] : NULL;
 }
 
-int pd_evlist__check(const struct pd_evlist *el)
+int evlist__check(const struct evlist *el)
 {
 	const struct perf_event_attr *first;
 
@@ -193,28 +193,30 @@ int pd_evlist__check(const struct pd_evlist *el)
 	first = &el->attrs[0].attr;
 	for (unsigned int i = 0; i < el->nr; i++) {
 		const struct perf_event_attr *a = &el->attrs[i].attr;
+		int id_pos = sample_type__id_pos(a->sample_type);
+		int is_pos = sample_type__is_pos(a->sample_type);
 
-		if (sample_id_pos(a->sample_type) < 0 || sample_is_pos(a->sample_type) < 0) {
-			pd_set_error("attr %u: several events but no PERF_SAMPLE_ID or IDENTIFIER in sample_type %#llx",
-				     i, (unsigned long long)a->sample_type);
+		if (id_pos < 0 || is_pos < 0) {
+			error__set("attr %u: several events but no PERF_SAMPLE_ID or IDENTIFIER in sample_type %#llx",
+				   i, (unsigned long long)a->sample_type);
 			return -EINVAL;
 		}
-		if (sample_id_pos(a->sample_type) != sample_id_pos(first->sample_type) ||
-		    sample_is_pos(a->sample_type) != sample_is_pos(first->sample_type)) {
-			pd_set_error("attr %u: non matching sample_type %#llx (attr 0 has %#llx)",
-				     i, (unsigned long long)a->sample_type,
-				     (unsigned long long)first->sample_type);
+		if (id_pos != sample_type__id_pos(first->sample_type) ||
+		    is_pos != sample_type__is_pos(first->sample_type)) {
+			error__set("attr %u: non matching sample_type %#llx (attr 0 has %#llx)",
+				   i, (unsigned long long)a->sample_type,
+				   (unsigned long long)first->sample_type);
 			return -EINVAL;
 		}
 		if (a->sample_id_all != first->sample_id_all) {
-			pd_set_error("attr %u: non matching sample_id_all", i);
+			error__set("attr %u: non matching sample_id_all", i);
 			return -EINVAL;
 		}
 	}
 	return 0;
 }
 
-const struct pd_attr *pd_evlist__find(const struct pd_evlist *el, const void *event)
+const struct evsel *evlist__find(const struct evlist *el, const void *event)
 {
 	struct perf_event_header h = rdhdr(event);
 	const struct perf_event_attr *first;
@@ -225,7 +227,7 @@ const struct pd_attr *pd_evlist__find(const struct pd_evlist *el, const void *ev
 	int pos;
 
 	if (!el->nr) {
-		pd_set_error("no attrs");
+		error__set("no attrs");
 		return NULL;
 	}
 	first = &el->attrs[0].attr;
@@ -235,14 +237,14 @@ const struct pd_attr *pd_evlist__find(const struct pd_evlist *el, const void *ev
 		return &el->attrs[0];
 	n = h.size < sizeof(h) ? 0 : (h.size - sizeof(h)) / 8;
 	if (h.type == PERF_RECORD_SAMPLE) {
-		pos = sample_id_pos(first->sample_type);
+		pos = sample_type__id_pos(first->sample_type);
 		if (pos < 0)
 			return &el->attrs[0];
 		if ((size_t)pos >= n)
 			goto short_record;
 		id = rd64(words + pos * 8);
 	} else {
-		pos = sample_is_pos(first->sample_type);
+		pos = sample_type__is_pos(first->sample_type);
 		if (pos < 0)
 			return &el->attrs[0];
 		if ((size_t)pos > n)
@@ -253,13 +255,13 @@ const struct pd_attr *pd_evlist__find(const struct pd_evlist *el, const void *ev
 		return &el->attrs[0];
 	slot = evlist__lookup(el, id);
 	if (!slot) {
-		pd_set_error("PERF_RECORD_%s: unknown event id %" PRIu64, pd_event__name(h.type),
-			     (uint64_t)id);
+		error__set("PERF_RECORD_%s: unknown event id %" PRIu64, perf_event__name(h.type),
+			   (uint64_t)id);
 		return NULL;
 	}
 	return &el->attrs[slot->idx];
 short_record:
-	pd_set_error("PERF_RECORD_%s: size %#x too small to hold the event id",
-		     pd_event__name(h.type), h.size);
+	error__set("PERF_RECORD_%s: size %#x too small to hold the event id",
+		   perf_event__name(h.type), h.size);
 	return NULL;
 }

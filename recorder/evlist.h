@@ -10,21 +10,21 @@
  */
 #include "evsel.h"
 
-struct pd_evlist;
+struct evlist;
 
-struct pd_evlist *pd_evlist__new(void);
-void pd_evlist__delete(struct pd_evlist *el);
-int pd_evlist__add(struct pd_evlist *el, const struct perf_event_attr *attr,
-		   const __u64 *ids, __u32 nr_ids, const char *name);
-unsigned int pd_evlist__nr(const struct pd_evlist *el);
-struct pd_attr *pd_evlist__attr(const struct pd_evlist *el, unsigned int idx);
+struct evlist *evlist__new(void);
+void evlist__delete(struct evlist *el);
+int evlist__add(struct evlist *el, const struct perf_event_attr *attr,
+		const __u64 *ids, __u32 nr_ids, const char *name);
+unsigned int evlist__nr(const struct evlist *el);
+struct evsel *evlist__attr(const struct evlist *el, unsigned int idx);
 /* 0, or -EINVAL when the attrs' id positions or sample_id_all disagree. */
-int pd_evlist__check(const struct pd_evlist *el);
+int evlist__check(const struct evlist *el);
 /*
- * The attr of a record, NULL (and a pd_error()) when the record is too
+ * The attr of a record, NULL (and an error__msg()) when the record is too
  * short for its id or the id is unknown.  Synthesized records (id 0) and
  * records of files without sample_id_all go to the first attr, as in perf.
  */
-const struct pd_attr *pd_evlist__find(const struct pd_evlist *el, const void *event);
+const struct evsel *evlist__find(const struct evlist *el, const void *event);
 
 #endif /* PERF_DEFER_EVLIST_H */

@@ -3,18 +3,11 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "evsel.h"
 
-int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
-			int group_fd, unsigned long flags)
-{
-	return syscall(__NR_perf_event_open, attr, pid, cpu, group_fd, flags);
-}
-
-int event__probe(bool defer_callchain)
+int evsel__probe(bool defer_callchain)
 {
 	/* exclude_kernel keeps it allowed under perf_event_paranoid 2 */
 	struct perf_event_attr attr = {
@@ -28,7 +21,7 @@ int event__probe(bool defer_callchain)
 	};
 	int fd;
 
-	pd_attr__set_defer(&attr, defer_callchain, false);
+	attr__set_defer(&attr, defer_callchain, false);
 	fd = sys_perf_event_open(&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
 		return errno;
@@ -48,7 +41,7 @@ static const char *const sw_names[] = {
 	"bpf-output", "cgroup-switches",
 };
 
-const char *pd_attr__name(const struct pd_attr *a, char *buf, size_t size)
+const char *evsel__name(const struct evsel *a, char *buf, size_t size)
 {
 	__u64 config = a->attr.config;
 

@@ -10,12 +10,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include <linux/perf_event.h>
 #include <linux/perf_defer.h>
 
-struct pd_attr {
+struct evsel {
 	struct perf_event_attr attr;	/* as in the file, cut to this size */
 	__u32 file_size;		/* attr.size in the file (0 means 64) */
 	__u32 nr_ids;
@@ -26,14 +28,14 @@ struct pd_attr {
 };
 
 /* name, else one made from type and config ("cpu-clock", "cycles", ...) */
-const char *pd_attr__name(const struct pd_attr *a, char *buf, size_t size);
+const char *evsel__name(const struct evsel *a, char *buf, size_t size);
 
 /*
  * The flag word of perf_event_attr (disabled, inherit, ... sigtrap,
  * defer_callchain, defer_output), through which the bits that an older
  * <linux/perf_event.h> lacks are set and tested.
  */
-static inline __u64 pd_attr__flags(const struct perf_event_attr *attr)
+static inline __u64 attr__flags(const struct perf_event_attr *attr)
 {
 	__u64 word;
 
@@ -41,30 +43,30 @@ static inline __u64 pd_attr__flags(const struct perf_event_attr *attr)
 	return word;
 }
 
-static inline void pd_attr__set_flags(struct perf_event_attr *attr, __u64 word)
+static inline void attr__set_flags(struct perf_event_attr *attr, __u64 word)
 {
 	memcpy((char *)attr + PERF_DEFER_ATTR_FLAGS_OFFSET, &word, sizeof(word));
 }
 
-static inline bool pd_attr__defer_callchain(const struct perf_event_attr *attr)
+static inline bool attr__defer_callchain(const struct perf_event_attr *attr)
 {
-	return pd_attr__flags(attr) >> PERF_DEFER_ATTR_BIT_DEFER_CALLCHAIN & 1;
+	return attr__flags(attr) >> PERF_DEFER_ATTR_BIT_DEFER_CALLCHAIN & 1;
 }
 
-static inline bool pd_attr__defer_output(const struct perf_event_attr *attr)
+static inline bool attr__defer_output(const struct perf_event_attr *attr)
 {
-	return pd_attr__flags(attr) >> PERF_DEFER_ATTR_BIT_DEFER_OUTPUT & 1;
+	return attr__flags(attr) >> PERF_DEFER_ATTR_BIT_DEFER_OUTPUT & 1;
 }
 
-static inline void pd_attr__set_defer(struct perf_event_attr *attr, bool callchain, bool output)
+static inline void attr__set_defer(struct perf_event_attr *attr, bool callchain, bool output)
 {
-	__u64 word = pd_attr__flags(attr);
+	__u64 word = attr__flags(attr);
 
 	word &= ~(1ULL << PERF_DEFER_ATTR_BIT_DEFER_CALLCHAIN |
 		  1ULL << PERF_DEFER_ATTR_BIT_DEFER_OUTPUT);
 	word |= (__u64)callchain << PERF_DEFER_ATTR_BIT_DEFER_CALLCHAIN;
 	word |= (__u64)output << PERF_DEFER_ATTR_BIT_DEFER_OUTPUT;
-	pd_attr__set_flags(attr, word);
+	attr__set_flags(attr, word);
 }
 
 /*
@@ -80,7 +82,7 @@ static inline void pd_attr__set_defer(struct perf_event_attr *attr, bool callcha
  * sample_regs_user and sample_stack_user say what the dumps hold, while
  * sample_type has neither PERF_SAMPLE_REGS_USER nor PERF_SAMPLE_STACK_USER.
  */
-static inline bool pd_attr__user_dump(const struct perf_event_attr *attr)
+static inline bool attr__user_dump(const struct perf_event_attr *attr)
 {
 	return (attr->sample_type & PERF_SAMPLE_CALLCHAIN) && attr->sample_regs_user &&
 	       attr->sample_stack_user &&
@@ -92,28 +94,31 @@ static inline bool pd_attr__user_dump(const struct perf_event_attr *attr)
  * dwarf opens its events, registers and stack in every sample and no user
  * part in the callchain.  Other attrs are left as they are.
  */
-static inline void pd_attr__stitch_user_dump(struct perf_event_attr *attr)
+static inline void attr__stitch_user_dump(struct perf_event_attr *attr)
 {
-	if (!pd_attr__user_dump(attr))
+	if (!attr__user_dump(attr))
 		return;
 	attr->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
 	attr->exclude_callchain_user = 1;
 }
 
 /* Clear defer_callchain and defer_output: attrs of a stitched file. */
-static inline void pd_attr__clear_defer(struct perf_event_attr *attr)
+static inline void attr__clear_defer(struct perf_event_attr *attr)
 {
-	pd_attr__set_defer(attr, false, false);
+	attr__set_defer(attr, false, false);
 }
 
-int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
-			int group_fd, unsigned long flags);
+static inline int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
+				      int group_fd, unsigned long flags)
+{
+	return syscall(__NR_perf_event_open, attr, pid, cpu, group_fd, flags);
+}
 
 /*
  * Open and close a disabled cpu-clock sampling event on this task, with or
  * without defer_callchain, as perf >= 6.19 probes the feature.  Returns 0
  * or an errno.
  */
-int event__probe(bool defer_callchain);
+int evsel__probe(bool defer_callchain);
 
 #endif /* PERF_DEFER_EVSEL_H */

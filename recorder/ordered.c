@@ -7,7 +7,7 @@
 
 #include "ordered.h"
 
-struct pd_ordered_entry {
+struct ordered_entry {
 	__u64		time;
 	int		rank;	/* at equal times: 0 (early) first */
 	__u64		seq;	/* arrival: keeps records of equal time in order */
@@ -16,10 +16,10 @@ struct pd_ordered_entry {
 	size_t		size;
 };
 
-struct pd_ordered {
-	pd_deliver_fn		deliver;
+struct ordered {
+	event_fn		deliver;
 	void			*arg;
-	struct pd_ordered_entry	*ents;
+	struct ordered_entry	*ents;
 	size_t			nr, cap;
 	char			*arena;
 	size_t			used, arena_cap;
@@ -29,9 +29,9 @@ struct pd_ordered {
 	size_t			delivered;
 };
 
-struct pd_ordered *pd_ordered__new(pd_deliver_fn deliver, void *arg)
+struct ordered *ordered__new(event_fn deliver, void *arg)
 {
-	struct pd_ordered *q = calloc(1, sizeof(*q));
+	struct ordered *q = calloc(1, sizeof(*q));
 
 	if (q) {
 		q->deliver = deliver;
@@ -40,11 +40,11 @@ struct pd_ordered *pd_ordered__new(pd_deliver_fn deliver, void *arg)
 	return q;
 }
 
-int pd_ordered__queue(struct pd_ordered *q, __u64 time, const void *event, size_t size,
-		      unsigned int flags)
+int ordered__push(struct ordered *q, __u64 time, const void *event, size_t size,
+		  unsigned int flags)
 {
 	const struct perf_event_header *h = event;
-	struct pd_ordered_entry *e;
+	struct ordered_entry *e;
 
 	if (size < sizeof(*h))
 		return -EINVAL;
@@ -57,7 +57,7 @@ int pd_ordered__queue(struct pd_ordered *q, __u64 time, const void *event, size_
 		q->ents = e;
 		q->cap = cap;
 	}
-	if (!(flags & PD_ORDERED_NOCOPY) && q->used + size > q->arena_cap) {
+	if (!(flags & ORDERED_NOCOPY) && q->used + size > q->arena_cap) {
 		size_t cap = q->arena_cap ? 2 * q->arena_cap : 1 << 20;
 		char *a;
 
@@ -71,10 +71,10 @@ int pd_ordered__queue(struct pd_ordered *q, __u64 time, const void *event, size_
 	}
 	e = &q->ents[q->nr++];
 	e->time = time;
-	e->rank = !(flags & PD_ORDERED_EARLY);
+	e->rank = !(flags & ORDERED_EARLY);
 	e->seq = q->seq++;
 	e->size = size;
-	if (flags & PD_ORDERED_NOCOPY) {
+	if (flags & ORDERED_NOCOPY) {
 		e->ext = event;
 		e->off = 0;
 	} else {
@@ -90,9 +90,9 @@ int pd_ordered__queue(struct pd_ordered *q, __u64 time, const void *event, size_
 	return 0;
 }
 
-static int pd_ordered_cmp(const void *a, const void *b)
+static int ordered__cmp(const void *a, const void *b)
 {
-	const struct pd_ordered_entry *x = a, *y = b;
+	const struct ordered_entry *x = a, *y = b;
 
 	if (x->time != y->time)
 		return x->time < y->time ? -1 : 1;
@@ -101,22 +101,22 @@ static int pd_ordered_cmp(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-static const void *pd_ordered_event(const struct pd_ordered *q, const struct pd_ordered_entry *e)
+static const void *ordered__event(const struct ordered *q, const struct ordered_entry *e)
 {
 	return e->ext ? e->ext : q->arena + e->off;
 }
 
 /* Deliver, in time order, every record with time <= limit. */
-static int pd_ordered_deliver(struct pd_ordered *q, __u64 limit)
+static int ordered__deliver(struct ordered *q, __u64 limit)
 {
 	size_t i, n, keep_bytes = 0;
 	int ret = 0;
 
 	q->limit = limit;
 	if (q->nr > 1)
-		qsort(q->ents, q->nr, sizeof(*q->ents), pd_ordered_cmp);
+		qsort(q->ents, q->nr, sizeof(*q->ents), ordered__cmp);
 	for (n = 0; n < q->nr && q->ents[n].time <= limit; n++) {
-		ret = q->deliver(q->arg, pd_ordered_event(q, &q->ents[n]), q->ents[n].size);
+		ret = q->deliver(q->arg, ordered__event(q, &q->ents[n]), q->ents[n].size);
 		if (ret) {
 			n++;
 			break;
@@ -129,7 +129,7 @@ static int pd_ordered_deliver(struct pd_ordered *q, __u64 limit)
 		if (q->used && !arena)
 			return -ENOMEM;
 		for (i = n; i < q->nr; i++) {
-			struct pd_ordered_entry *e = &q->ents[i - n];
+			struct ordered_entry *e = &q->ents[i - n];
 
 			*e = q->ents[i];
 			if (e->ext)
@@ -149,35 +149,35 @@ static int pd_ordered_deliver(struct pd_ordered *q, __u64 limit)
 	return ret;
 }
 
-int pd_ordered__round(struct pd_ordered *q)
+int ordered__round(struct ordered *q)
 {
 	__u64 limit = q->prev_max;
 
 	q->prev_max = q->round_max;
-	return pd_ordered_deliver(q, limit);
+	return ordered__deliver(q, limit);
 }
 
-int pd_ordered__flush(struct pd_ordered *q)
+int ordered__flush(struct ordered *q)
 {
-	return pd_ordered_deliver(q, ~0ULL);
+	return ordered__deliver(q, ~0ULL);
 }
 
-size_t pd_ordered__delivered(const struct pd_ordered *q)
+size_t ordered__delivered(const struct ordered *q)
 {
 	return q->delivered;
 }
 
-__u64 pd_ordered__out_of_order(const struct pd_ordered *q)
+__u64 ordered__out_of_order(const struct ordered *q)
 {
 	return q->out_of_order;
 }
 
-size_t pd_ordered__pending(const struct pd_ordered *q)
+size_t ordered__pending(const struct ordered *q)
 {
 	return q->nr;
 }
 
-void pd_ordered__delete(struct pd_ordered *q)
+void ordered__delete(struct ordered *q)
 {
 	if (!q)
 		return;

@@ -27,13 +27,13 @@ static bool in_bounds(__u64 a, __u64 b, __u64 limit)
 	return a <= limit && b <= limit - a;
 }
 
-struct pd_reader {
+struct perf_data_reader {
 	char *name;
 	const unsigned char *map;
 	size_t size;
 	void *mapping;		/* munmap() it */
 	void *copy;		/* free() it */
-	struct pd_evlist *el;
+	struct evlist *el;
 	__u64 data_offset, data_size, data_end;
 	__u64 pos, last;
 	__u64 dropped;		/* mapped pages below this were given back */
@@ -43,10 +43,10 @@ struct pd_reader {
 	__u64 abuf[PD_MAX_EVENT_SIZE / 8 + 1];	/* misaligned records go here */
 };
 
-static int reader__fail(struct pd_reader *r, const char *fmt, ...)
+static int reader__fail(struct perf_data_reader *r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-static int reader__fail(struct pd_reader *r, const char *fmt, ...)
+static int reader__fail(struct perf_data_reader *r, const char *fmt, ...)
 {
 	char msg[400];
 	va_list ap;
@@ -54,25 +54,25 @@ static int reader__fail(struct pd_reader *r, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	pd_set_error("%s: %s", r->name, msg);
+	error__set("%s: %s", r->name, msg);
 	return -EINVAL;
 }
 
 /* Names of the events, from HEADER_EVENT_DESC; ignored when malformed, as in perf. */
-static void reader__event_desc(struct pd_reader *r)
+static void reader__event_desc(struct perf_data_reader *r)
 {
 	const unsigned char *p;
 	size_t size, off = 8;
 	__u32 nre, sz;
 
-	if (!pd_reader__feat(r, PD_FEAT_EVENT_DESC, (const void **)&p, &size) || size < 8)
+	if (!perf_data_reader__feat(r, PD_FEAT_EVENT_DESC, (const void **)&p, &size) || size < 8)
 		return;
 	nre = rd32(p);
 	sz = rd32(p + 4);
 	if (sz < PERF_ATTR_SIZE_VER0)
 		return;
-	for (__u32 i = 0; i < nre && i < pd_evlist__nr(r->el); i++) {
-		struct pd_attr *a;
+	for (__u32 i = 0; i < nre && i < evlist__nr(r->el); i++) {
+		struct evsel *a;
 		__u32 nri, len;
 		char *name;
 
@@ -87,7 +87,7 @@ static void reader__event_desc(struct pd_reader *r)
 		name = strndup((const char *)p + off, len);
 		if (!name)
 			return;
-		a = pd_evlist__attr(r->el, i);
+		a = evlist__attr(r->el, i);
 		free(a->name);
 		a->name = name;
 		off += len;
@@ -97,7 +97,7 @@ static void reader__event_desc(struct pd_reader *r)
 	}
 }
 
-static int reader__init(struct pd_reader *r)
+static int reader__init(struct perf_data_reader *r)
 {
 	__u64 magic, hsize, attr_size, attrs_off, attrs_size, nr_attrs, feat_offset;
 	const unsigned char *m = r->map;
@@ -152,7 +152,7 @@ static int reader__init(struct pd_reader *r)
 		__u32 sz = rd32(fa + 4) ? rd32(fa + 4) : PERF_ATTR_SIZE_VER0;
 		__u64 ids_off = rd64(fa + attr_size - 16), ids_size = rd64(fa + attr_size - 8);
 		struct perf_event_attr attr;
-		struct pd_attr *a;
+		struct evsel *a;
 		__u64 *ids;
 		int err;
 
@@ -174,20 +174,20 @@ static int reader__init(struct pd_reader *r)
 				return reader__fail(r, "%s", strerror(ENOMEM));
 			memcpy(ids, m + ids_off, ids_size);
 		}
-		err = pd_evlist__add(r->el, &attr, ids, (__u32)(ids_size / 8), NULL);
+		err = evlist__add(r->el, &attr, ids, (__u32)(ids_size / 8), NULL);
 		free(ids);
 		if (err)
 			return reader__fail(r, "%s", strerror(-err));
-		a = pd_evlist__attr(r->el, pd_evlist__nr(r->el) - 1);
+		a = evlist__attr(r->el, evlist__nr(r->el) - 1);
 		for (__u32 b = PD_ATTR_SIZE; b < sz; b++)
 			if (fa[b])
 				a->cut = true;
 		a->file_size = rd32(fa + 4);
 	}
-	if (pd_evlist__check(r->el)) {
+	if (evlist__check(r->el)) {
 		char msg[512];
 
-		snprintf(msg, sizeof(msg), "%s", pd_error());
+		snprintf(msg, sizeof(msg), "%s", error__msg());
 		return reader__fail(r, "%s", msg);
 	}
 
@@ -223,40 +223,40 @@ names:
 	return 0;
 }
 
-static struct pd_reader *reader__new(const char *name)
+static struct perf_data_reader *reader__new(const char *name)
 {
-	struct pd_reader *r = calloc(1, sizeof(*r));
+	struct perf_data_reader *r = calloc(1, sizeof(*r));
 
 	if (!r)
 		return NULL;
 	r->name = strdup(name);
-	r->el = pd_evlist__new();
+	r->el = evlist__new();
 	if (!r->name || !r->el) {
 		free(r->name);
-		pd_evlist__delete(r->el);
+		evlist__delete(r->el);
 		free(r);
 		return NULL;
 	}
 	return r;
 }
 
-struct pd_reader *pd_reader__open(const char *path)
+struct perf_data_reader *perf_data_reader__open(const char *path)
 {
-	struct pd_reader *r;
+	struct perf_data_reader *r;
 	struct stat st;
 	int fd, err;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		err = errno;
-		pd_set_error("cannot open %s: %s", path, strerror(err));
+		error__set("cannot open %s: %s", path, strerror(err));
 		errno = err;
 		return NULL;
 	}
 	r = reader__new(path);
 	if (!r) {
 		close(fd);
-		pd_set_error("%s: %s", path, strerror(ENOMEM));
+		error__set("%s: %s", path, strerror(ENOMEM));
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -294,24 +294,24 @@ struct pd_reader *pd_reader__open(const char *path)
 fail:
 	if (fd >= 0)
 		close(fd);
-	pd_reader__close(r);
+	perf_data_reader__close(r);
 	errno = err;
 	return NULL;
 }
 
-struct pd_reader *pd_reader__open_mem(const void *buf, size_t size, const char *name)
+struct perf_data_reader *perf_data_reader__open_mem(const void *buf, size_t size, const char *name)
 {
-	struct pd_reader *r = reader__new(name ? name : "perf.data");
+	struct perf_data_reader *r = reader__new(name ? name : "perf.data");
 
 	if (!r) {
-		pd_set_error("%s", strerror(ENOMEM));
+		error__set("%s", strerror(ENOMEM));
 		errno = ENOMEM;
 		return NULL;
 	}
 	r->copy = malloc(size ? size : 1);
 	if (!r->copy) {
-		pd_reader__close(r);
-		pd_set_error("%s", strerror(ENOMEM));
+		perf_data_reader__close(r);
+		error__set("%s", strerror(ENOMEM));
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -319,14 +319,14 @@ struct pd_reader *pd_reader__open_mem(const void *buf, size_t size, const char *
 	r->map = r->copy;
 	r->size = size;
 	if (reader__init(r)) {
-		pd_reader__close(r);
+		perf_data_reader__close(r);
 		errno = EINVAL;
 		return NULL;
 	}
 	return r;
 }
 
-void pd_reader__close(struct pd_reader *r)
+void perf_data_reader__close(struct perf_data_reader *r)
 {
 	if (!r)
 		return;
@@ -335,37 +335,37 @@ void pd_reader__close(struct pd_reader *r)
 	for (unsigned int i = 0; i < PD_FEAT_BITS; i++)
 		free(r->feat_str[i]);
 	free(r->copy);
-	pd_evlist__delete(r->el);
+	evlist__delete(r->el);
 	free(r->name);
 	free(r);
 }
 
-const char *pd_reader__name(const struct pd_reader *r)
+const char *perf_data_reader__name(const struct perf_data_reader *r)
 {
 	return r->name;
 }
 
-const struct pd_evlist *pd_reader__evlist(const struct pd_reader *r)
+const struct evlist *perf_data_reader__evlist(const struct perf_data_reader *r)
 {
 	return r->el;
 }
 
-unsigned int pd_reader__nr_attrs(const struct pd_reader *r)
+unsigned int perf_data_reader__nr_attrs(const struct perf_data_reader *r)
 {
-	return pd_evlist__nr(r->el);
+	return evlist__nr(r->el);
 }
 
-const struct pd_attr *pd_reader__attr(const struct pd_reader *r, unsigned int idx)
+const struct evsel *perf_data_reader__attr(const struct perf_data_reader *r, unsigned int idx)
 {
-	return pd_evlist__attr(r->el, idx);
+	return evlist__attr(r->el, idx);
 }
 
-__u64 pd_reader__data_offset(const struct pd_reader *r)
+__u64 perf_data_reader__data_offset(const struct perf_data_reader *r)
 {
 	return r->data_offset;
 }
 
-__u64 pd_reader__data_size(const struct pd_reader *r)
+__u64 perf_data_reader__data_size(const struct perf_data_reader *r)
 {
 	return r->data_size;
 }
@@ -410,7 +410,7 @@ static const __u16 min_size[] = {
  * is private and never written: a page read again (a record still queued
  * by the caller) comes back from the file as it was.
  */
-static void reader__drop_behind(struct pd_reader *r)
+static void reader__drop_behind(struct perf_data_reader *r)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	__u64 from = r->dropped / page * page, to = (r->pos - READ_KEEP) / page * page;
@@ -421,7 +421,7 @@ static void reader__drop_behind(struct pd_reader *r)
 	r->dropped = to;
 }
 
-int pd_reader__next(struct pd_reader *r, const struct perf_event_header **event)
+int perf_data_reader__next(struct perf_data_reader *r, const struct perf_event_header **event)
 {
 	struct perf_event_header h;
 	const unsigned char *p;
@@ -440,15 +440,15 @@ int pd_reader__next(struct pd_reader *r, const struct perf_event_header **event)
 				    (uint64_t)r->pos, h.size);
 	if (h.size > left)
 		return reader__fail(r, "record at %#" PRIx64 " (%s): size %#x runs past the end of the data section at %#" PRIx64,
-				    (uint64_t)r->pos, pd_event__name(h.type), h.size,
+				    (uint64_t)r->pos, perf_event__name(h.type), h.size,
 				    (uint64_t)r->data_end);
 	if ((h.type < PD_RECORD_USER_TYPE_START || h.type >= PD_RECORD_HEADER_MAX_KNOWN) &&
 	    h.size % 8)
 		return reader__fail(r, "record at %#" PRIx64 " (%s): size %#x is not a multiple of 8",
-				    (uint64_t)r->pos, pd_event__name(h.type), h.size);
+				    (uint64_t)r->pos, perf_event__name(h.type), h.size);
 	if (h.type < sizeof(min_size) / sizeof(min_size[0]) && h.size < min_size[h.type])
 		return reader__fail(r, "record at %#" PRIx64 " (%s): size %#x is smaller than the record's fixed part (%#x)",
-				    (uint64_t)r->pos, pd_event__name(h.type), h.size,
+				    (uint64_t)r->pos, perf_event__name(h.type), h.size,
 				    min_size[h.type]);
 	if (h.type == PERF_DEFER_RECORD_CALLCHAIN_DEFERRED && rd64(p + 16) > (h.size - 24u) / 8)
 		return reader__fail(r, "record at %#" PRIx64 " (CALLCHAIN_DEFERRED): nr %" PRIu64 " runs past the end of the record (size %#x)",
@@ -460,7 +460,7 @@ int pd_reader__next(struct pd_reader *r, const struct perf_event_header **event)
 		extra = ALIGN_UP((__u64)rd32(p + 8), 8);
 	if (extra > left - h.size)
 		return reader__fail(r, "record at %#" PRIx64 " (%s): its %" PRIu64 "-byte payload runs past the end of the data section",
-				    (uint64_t)r->pos, pd_event__name(h.type), (uint64_t)extra);
+				    (uint64_t)r->pos, perf_event__name(h.type), (uint64_t)extra);
 	if ((uintptr_t)p % 8) {
 		memcpy(r->abuf, p, h.size);
 		p = (const unsigned char *)r->abuf;
@@ -473,41 +473,42 @@ int pd_reader__next(struct pd_reader *r, const struct perf_event_header **event)
 	return 1;
 }
 
-bool pd_reader__event_stable(const struct pd_reader *r, const void *event)
+bool perf_data_reader__event_stable(const struct perf_data_reader *r, const void *event)
 {
 	const unsigned char *p = event;
 
 	return p >= r->map && p < r->map + r->size;
 }
 
-__u64 pd_reader__offset(const struct pd_reader *r)
+__u64 perf_data_reader__offset(const struct perf_data_reader *r)
 {
 	return r->last;
 }
 
-void pd_reader__rewind(struct pd_reader *r)
+void perf_data_reader__rewind(struct perf_data_reader *r)
 {
 	r->pos = r->data_offset;
 	r->dropped = 0;
 }
 
-bool pd_reader__has_feat(const struct pd_reader *r, unsigned int feat)
+bool perf_data_reader__has_feat(const struct perf_data_reader *r, unsigned int feat)
 {
 	return feat < PD_FEAT_BITS && (r->features[feat / 64] >> (feat % 64) & 1);
 }
 
-bool pd_reader__feat(const struct pd_reader *r, unsigned int feat, const void **data, size_t *size)
+bool perf_data_reader__feat(const struct perf_data_reader *r, unsigned int feat,
+			    const void **data, size_t *size)
 {
-	if (!pd_reader__has_feat(r, feat))
+	if (!perf_data_reader__has_feat(r, feat))
 		return false;
 	*data = r->map + r->feat_off[feat];
 	*size = r->feat_size[feat];
 	return true;
 }
 
-const char *pd_reader__feat_string(const struct pd_reader *r, unsigned int feat)
+const char *perf_data_reader__feat_string(const struct perf_data_reader *r, unsigned int feat)
 {
-	struct pd_reader *rw = (struct pd_reader *)r;
+	struct perf_data_reader *rw = (struct perf_data_reader *)r;
 	const unsigned char *p;
 	size_t size;
 	__u32 len;
@@ -516,7 +517,7 @@ const char *pd_reader__feat_string(const struct pd_reader *r, unsigned int feat)
 		return NULL;
 	if (r->feat_str[feat])
 		return r->feat_str[feat];
-	if (!pd_reader__feat(r, feat, (const void **)&p, &size) || size < 4)
+	if (!perf_data_reader__feat(r, feat, (const void **)&p, &size) || size < 4)
 		return NULL;
 	len = rd32(p);
 	if (len > size - 4)

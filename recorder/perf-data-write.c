@@ -78,7 +78,7 @@ static void buf__string(struct buf *b, const char *s)
 
 /* ---- writer ---------------------------------------------------------- */
 
-struct pd_writer {
+struct perf_data_writer {
 	int fd;
 	bool own_fd;		/* opened by path: close it, unlink it on failure */
 	bool regular;		/* fsync it */
@@ -86,15 +86,15 @@ struct pd_writer {
 	unsigned char *buf;
 	size_t len;
 	__u64 flushed;		/* bytes written to fd */
-	struct pd_evlist *el;
+	struct evlist *el;
 	bool started;
 	__u64 attrs_offset, data_offset;
 	int err;		/* first error, sticky */
 };
 
-static struct pd_writer *writer__new(int fd, const char *name)
+static struct perf_data_writer *writer__new(int fd, const char *name)
 {
-	struct pd_writer *w = calloc(1, sizeof(*w));
+	struct perf_data_writer *w = calloc(1, sizeof(*w));
 	struct stat st;
 
 	if (!w)
@@ -102,11 +102,11 @@ static struct pd_writer *writer__new(int fd, const char *name)
 	w->fd = fd;
 	w->path = strdup(name ? name : "perf.data");
 	w->buf = malloc(WRITE_BUFFER_SIZE);
-	w->el = pd_evlist__new();
+	w->el = evlist__new();
 	if (!w->path || !w->buf || !w->el) {
 		free(w->path);
 		free(w->buf);
-		pd_evlist__delete(w->el);
+		evlist__delete(w->el);
 		free(w);
 		errno = ENOMEM;
 		return NULL;
@@ -115,15 +115,15 @@ static struct pd_writer *writer__new(int fd, const char *name)
 	return w;
 }
 
-struct pd_writer *pd_writer__open(const char *path)
+struct perf_data_writer *perf_data_writer__open(const char *path)
 {
-	struct pd_writer *w;
+	struct perf_data_writer *w;
 	int fd, err;
 
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		err = errno;
-		pd_set_error("cannot create %s: %s", path, strerror(err));
+		error__set("cannot create %s: %s", path, strerror(err));
 		errno = err;
 		return NULL;
 	}
@@ -133,34 +133,34 @@ struct pd_writer *pd_writer__open(const char *path)
 		close(fd);
 		unlink(path);
 		errno = err;
-		pd_set_error("%s: %s", path, strerror(err));
+		error__set("%s: %s", path, strerror(err));
 		return NULL;
 	}
 	w->own_fd = true;
 	return w;
 }
 
-struct pd_writer *pd_writer__open_fd(int fd, const char *name)
+struct perf_data_writer *perf_data_writer__open_fd(int fd, const char *name)
 {
-	struct pd_writer *w = writer__new(fd, name);
+	struct perf_data_writer *w = writer__new(fd, name);
 
 	if (!w) {
-		pd_set_error("%s: %s", name ? name : "perf.data", strerror(ENOMEM));
+		error__set("%s: %s", name ? name : "perf.data", strerror(ENOMEM));
 		errno = ENOMEM;
 	}
 	return w;
 }
 
-static int writer__fail(struct pd_writer *w, int err, const char *what)
+static int writer__fail(struct perf_data_writer *w, int err, const char *what)
 {
 	if (!w->err) {
 		w->err = err;
-		pd_set_error("%s %s: %s", what, w->path, strerror(-err));
+		error__set("%s %s: %s", what, w->path, strerror(-err));
 	}
 	return w->err;
 }
 
-static int writer__flush(struct pd_writer *w)
+static int writer__flush(struct perf_data_writer *w)
 {
 	size_t done = 0;
 
@@ -178,7 +178,7 @@ static int writer__flush(struct pd_writer *w)
 	return w->err;
 }
 
-static int writer__put(struct pd_writer *w, const void *data, size_t n)
+static int writer__put(struct perf_data_writer *w, const void *data, size_t n)
 {
 	const unsigned char *p = data;
 
@@ -199,34 +199,34 @@ static int writer__put(struct pd_writer *w, const void *data, size_t n)
 	return w->err;
 }
 
-static __u64 writer__pos(const struct pd_writer *w)
+static __u64 writer__pos(const struct perf_data_writer *w)
 {
 	return w->flushed + w->len;
 }
 
-int pd_writer__add_attr(struct pd_writer *w, const struct perf_event_attr *attr,
-			const __u64 *ids, __u32 nr_ids, const char *name)
+int perf_data_writer__add_attr(struct perf_data_writer *w, const struct perf_event_attr *attr,
+			       const __u64 *ids, __u32 nr_ids, const char *name)
 {
 	struct perf_event_attr a = *attr;
 	int err;
 
 	if (w->started) {
-		pd_set_error("%s: attrs must be added before the first record", w->path);
+		error__set("%s: attrs must be added before the first record", w->path);
 		return -EBUSY;
 	}
 	a.size = PD_ATTR_SIZE;
-	err = pd_evlist__add(w->el, &a, ids, nr_ids, name);
+	err = evlist__add(w->el, &a, ids, nr_ids, name);
 	if (err)
-		pd_set_error("%s: %s", w->path, strerror(-err));
+		error__set("%s: %s", w->path, strerror(-err));
 	return err;
 }
 
-static void file_header(const struct pd_writer *w, unsigned char *hdr, __u64 data_size,
-			const __u64 *features)
+static void perf_data__write_header(const struct perf_data_writer *w, unsigned char *hdr,
+				    __u64 data_size, const __u64 *features)
 {
 	__u64 v[9] = {
 		PD_MAGIC, PD_FILE_HEADER_SIZE, PD_ATTR_SIZE + PD_FILE_SECTION_SIZE,
-		w->attrs_offset, (__u64)pd_evlist__nr(w->el) * (PD_ATTR_SIZE + PD_FILE_SECTION_SIZE),
+		w->attrs_offset, (__u64)evlist__nr(w->el) * (PD_ATTR_SIZE + PD_FILE_SECTION_SIZE),
 		w->data_offset, data_size,
 		0, 0,		/* event_types: unused */
 	};
@@ -237,9 +237,9 @@ static void file_header(const struct pd_writer *w, unsigned char *hdr, __u64 dat
 
 /*
  * Header, ids and attrs.  The header says "data size 0" until
- * pd_writer__close() rewrites it, as perf record's first header does.
+ * perf_data_writer__close() rewrites it, as perf record's first header does.
  */
-static int writer__start(struct pd_writer *w)
+static int writer__start(struct perf_data_writer *w)
 {
 	unsigned char hdr[PD_FILE_HEADER_SIZE];
 	__u64 no_features[PD_FEAT_BITS / 64] = { 0 };
@@ -248,24 +248,25 @@ static int writer__start(struct pd_writer *w)
 	if (w->started)
 		return w->err;
 	w->started = true;
-	if (!pd_evlist__nr(w->el)) {
-		pd_set_error("%s: no attrs: add them before the first record", w->path);
+	if (!evlist__nr(w->el)) {
+		error__set("%s: no attrs: add them before the first record", w->path);
 		return w->err = -EINVAL;
 	}
 	w->attrs_offset = PD_FILE_HEADER_SIZE;
-	for (unsigned int i = 0; i < pd_evlist__nr(w->el); i++)
-		w->attrs_offset += (__u64)pd_evlist__attr(w->el, i)->nr_ids * 8;
-	w->data_offset = w->attrs_offset + (__u64)pd_evlist__nr(w->el) * (PD_ATTR_SIZE + PD_FILE_SECTION_SIZE);
+	for (unsigned int i = 0; i < evlist__nr(w->el); i++)
+		w->attrs_offset += (__u64)evlist__attr(w->el, i)->nr_ids * 8;
+	w->data_offset = w->attrs_offset +
+			 (__u64)evlist__nr(w->el) * (PD_ATTR_SIZE + PD_FILE_SECTION_SIZE);
 
-	file_header(w, hdr, 0, no_features);
+	perf_data__write_header(w, hdr, 0, no_features);
 	writer__put(w, hdr, sizeof(hdr));
-	for (unsigned int i = 0; i < pd_evlist__nr(w->el); i++) {
-		const struct pd_attr *a = pd_evlist__attr(w->el, i);
+	for (unsigned int i = 0; i < evlist__nr(w->el); i++) {
+		const struct evsel *a = evlist__attr(w->el, i);
 
 		writer__put(w, a->ids, (size_t)a->nr_ids * 8);
 	}
-	for (unsigned int i = 0; i < pd_evlist__nr(w->el); i++) {
-		const struct pd_attr *a = pd_evlist__attr(w->el, i);
+	for (unsigned int i = 0; i < evlist__nr(w->el); i++) {
+		const struct evsel *a = evlist__attr(w->el, i);
 		__u64 sec[2] = { ids_offset, (__u64)a->nr_ids * 8 };
 
 		writer__put(w, &a->attr, PD_ATTR_SIZE);
@@ -275,39 +276,39 @@ static int writer__start(struct pd_writer *w)
 	return w->err;
 }
 
-int pd_writer__write(struct pd_writer *w, const void *event, size_t size)
+int perf_data_writer__write(struct perf_data_writer *w, const void *event, size_t size)
 {
 	struct perf_event_header h;
 
 	if (!w->started && writer__start(w))
 		return w->err;
 	if (size < sizeof(h) || (h = rdhdr(event)).size != size) {
-		pd_set_error("%s: record of %zu bytes with header.size %u", w->path, size,
-			     size < sizeof(h) ? 0 : rdhdr(event).size);
+		error__set("%s: record of %zu bytes with header.size %u", w->path, size,
+			   size < sizeof(h) ? 0 : rdhdr(event).size);
 		return -EINVAL;
 	}
 	return writer__put(w, event, size);
 }
 
-__u64 pd_writer__data_size(const struct pd_writer *w)
+__u64 perf_data_writer__data_size(const struct perf_data_writer *w)
 {
 	return w->started ? writer__pos(w) - w->data_offset : 0;
 }
 
-static void writer__free(struct pd_writer *w, bool unlink_file)
+static void writer__free(struct perf_data_writer *w, bool unlink_file)
 {
 	if (w->own_fd) {
 		close(w->fd);
 		if (unlink_file && w->regular)
 			unlink(w->path);
 	}
-	pd_evlist__delete(w->el);
+	evlist__delete(w->el);
 	free(w->buf);
 	free(w->path);
 	free(w);
 }
 
-void pd_writer__abort(struct pd_writer *w)
+void perf_data_writer__abort(struct perf_data_writer *w)
 {
 	if (w)
 		writer__free(w, true);
@@ -424,7 +425,7 @@ static void feat_total_mem(struct buf *b)
 	fclose(f);
 }
 
-static void feat_cmdline(struct buf *b, const struct pd_features *f)
+static void feat_cmdline(struct buf *b, const struct perf_data_features *f)
 {
 	char exe[PATH_MAX];
 	const char *prog = f ? f->cmdline : NULL;
@@ -442,22 +443,22 @@ static void feat_cmdline(struct buf *b, const struct pd_features *f)
 		buf__string(b, f->argv[i] ? f->argv[i] : "");
 }
 
-static void feat_event_desc(struct buf *b, const struct pd_evlist *el)
+static void feat_event_desc(struct buf *b, const struct evlist *el)
 {
-	buf__u32(b, pd_evlist__nr(el));
+	buf__u32(b, evlist__nr(el));
 	buf__u32(b, PD_ATTR_SIZE);
-	for (unsigned int i = 0; i < pd_evlist__nr(el); i++) {
-		const struct pd_attr *a = pd_evlist__attr(el, i);
+	for (unsigned int i = 0; i < evlist__nr(el); i++) {
+		const struct evsel *a = evlist__attr(el, i);
 		char name[64];
 
 		buf__put(b, &a->attr, PD_ATTR_SIZE);
 		buf__u32(b, a->nr_ids);
-		buf__string(b, pd_attr__name(a, name, sizeof(name)));
+		buf__string(b, evsel__name(a, name, sizeof(name)));
 		buf__put(b, a->ids, (size_t)a->nr_ids * 8);
 	}
 }
 
-static void feat_clock(struct buf *b, int feat, const struct pd_features *f)
+static void feat_clock(struct buf *b, int feat, const struct perf_data_features *f)
 {
 	struct timespec res, tod, clk;
 
@@ -478,10 +479,10 @@ static void feat_clock(struct buf *b, int feat, const struct pd_features *f)
 }
 
 /* perf_record_header_build_id entries, filenames padded to 64 bytes. */
-static void feat_build_id(struct buf *b, const struct pd_features *f)
+static void feat_build_id(struct buf *b, const struct perf_data_features *f)
 {
 	for (size_t i = 0; i < f->nr_build_ids; i++) {
-		const struct pd_build_id_entry *e = &f->build_ids[i];
+		const struct build_id_entry *e = &f->build_ids[i];
 		size_t name_len = strlen(e->path) + 1, len = ALIGN_UP(name_len, PD_NAME_ALIGN);
 		unsigned char rec[PD_BUILD_ID_RECORD_SIZE] = { 0 };
 		struct perf_event_header h = {
@@ -505,7 +506,7 @@ static void feat_build_id(struct buf *b, const struct pd_features *f)
 	}
 }
 
-static const struct pd_feat_raw *raw_feat(const struct pd_features *f, unsigned int feat)
+static const struct feat_raw *features__raw(const struct perf_data_features *f, unsigned int feat)
 {
 	for (size_t i = 0; f && i < f->nr_raw; i++)
 		if (f->raw[i].feat == feat)
@@ -514,10 +515,11 @@ static const struct pd_feat_raw *raw_feat(const struct pd_features *f, unsigned 
 }
 
 /* Returns true when the section is there, even empty (HEADER_BRANCH_STACK is). */
-static bool make_feature(struct buf *b, unsigned int feat, const struct pd_writer *w,
-			 const struct pd_features *f)
+static bool perf_data_writer__feature(struct buf *b, unsigned int feat,
+				      const struct perf_data_writer *w,
+				      const struct perf_data_features *f)
 {
-	const struct pd_feat_raw *raw = raw_feat(f, feat);
+	const struct feat_raw *raw = features__raw(f, feat);
 	bool host = !(f && f->no_host);
 
 	if (feat == PD_FEAT_EVENT_DESC) {
@@ -568,7 +570,7 @@ static bool make_feature(struct buf *b, unsigned int feat, const struct pd_write
 	return b->len != 0;
 }
 
-int pd_writer__close(struct pd_writer *w, const struct pd_features *f)
+int perf_data_writer__close(struct perf_data_writer *w, const struct perf_data_features *f)
 {
 	unsigned char hdr[PD_FILE_HEADER_SIZE];
 	__u64 features[PD_FEAT_BITS / 64] = { 0 };
@@ -588,7 +590,7 @@ int pd_writer__close(struct pd_writer *w, const struct pd_features *f)
 
 	memset(secs, 0, sizeof(secs));
 	for (unsigned int feat = 1; feat < PD_FEAT_BITS; feat++) {
-		present[feat] = make_feature(&secs[feat], feat, w, f);
+		present[feat] = perf_data_writer__feature(&secs[feat], feat, w, f);
 		if (secs[feat].oom) {
 			writer__fail(w, -ENOMEM, "cannot make the features of");
 			break;
@@ -617,7 +619,7 @@ int pd_writer__close(struct pd_writer *w, const struct pd_features *f)
 		goto out;
 
 	/* the final header, last: until here the file says "data size 0" */
-	file_header(w, hdr, data_size, features);
+	perf_data__write_header(w, hdr, data_size, features);
 	while (done < sizeof(hdr)) {
 		ssize_t n = pwrite(w->fd, hdr + done, sizeof(hdr) - done, done);
 

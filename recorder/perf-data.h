@@ -17,7 +17,7 @@
  *	feature sections
  *
  * Functions that fail return NULL or a negative errno and leave a
- * message for people in pd_error().
+ * message for people in error__msg().
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -31,7 +31,7 @@
 #include "util.h"
 
 /* Feature bits of the file header (tools/perf/util/header.h). */
-enum pd_feature {
+enum header_feature {
 	PD_FEAT_TRACING_DATA	= 1,
 	PD_FEAT_BUILD_ID	= 2,
 	PD_FEAT_HOSTNAME	= 3,
@@ -88,13 +88,13 @@ enum pd_feature {
  */
 
 /* A feature section copied as is (from another file, by 'stitch'); may be empty. */
-struct pd_feat_raw {
-	unsigned int feat;		/* enum pd_feature */
+struct feat_raw {
+	unsigned int feat;		/* enum header_feature */
 	const void *data;
 	size_t size;
 };
 
-struct pd_features {
+struct perf_data_features {
 	/*
 	 * HEADER_CMDLINE: the program (NULL: /proc/self/exe), then argv[0..argc).
 	 * perf writes its own path, then its argv without argv[0].
@@ -106,14 +106,14 @@ struct pd_features {
 	int clockid;
 	bool use_clockid;
 	/* HEADER_BUILD_ID */
-	const struct pd_build_id_entry *build_ids;
+	const struct build_id_entry *build_ids;
 	size_t nr_build_ids;
 	/*
 	 * Sections copied as they are.  A raw section replaces the one the
 	 * writer would make, except EVENT_DESC, which always comes from the
 	 * attrs added to the writer.
 	 */
-	const struct pd_feat_raw *raw;
+	const struct feat_raw *raw;
 	size_t nr_raw;
 	/*
 	 * Do not describe this host (hostname, osrelease, version, arch,
@@ -122,31 +122,31 @@ struct pd_features {
 	bool no_host;
 };
 
-struct pd_writer;
+struct perf_data_writer;
 
 /* NULL + errno on error.  The file is created 0600 and truncated. */
-struct pd_writer *pd_writer__open(const char *path);
+struct perf_data_writer *perf_data_writer__open(const char *path);
 /* Write to an open fd (not closed by the writer, never unlinked). */
-struct pd_writer *pd_writer__open_fd(int fd, const char *name);
+struct perf_data_writer *perf_data_writer__open_fd(int fd, const char *name);
 /*
  * Before the first record.  attr->size is written as
  * sizeof(struct perf_event_attr); name (may be NULL) goes into
  * HEADER_EVENT_DESC, which is what perf shows.  0 or -errno.
  */
-int pd_writer__add_attr(struct pd_writer *w, const struct perf_event_attr *attr,
-			const __u64 *ids, __u32 nr_ids, const char *name);
+int perf_data_writer__add_attr(struct perf_data_writer *w, const struct perf_event_attr *attr,
+			       const __u64 *ids, __u32 nr_ids, const char *name);
 /* One record, header first; size must equal header.size.  0 or -errno. */
-int pd_writer__write(struct pd_writer *w, const void *event, size_t size);
+int perf_data_writer__write(struct perf_data_writer *w, const void *event, size_t size);
 /* Bytes of records written so far. */
-__u64 pd_writer__data_size(const struct pd_writer *w);
+__u64 perf_data_writer__data_size(const struct perf_data_writer *w);
 /*
  * Write the features (f may be NULL: host features and EVENT_DESC only)
  * and the final header, fsync and close.  0 or -errno.  Always frees w.
  * On error a file opened by path is removed: never a short file.
  */
-int pd_writer__close(struct pd_writer *w, const struct pd_features *f);
+int perf_data_writer__close(struct perf_data_writer *w, const struct perf_data_features *f);
 /* On a fatal error elsewhere: remove a file opened by path, free w. */
-void pd_writer__abort(struct pd_writer *w);
+void perf_data_writer__abort(struct perf_data_writer *w);
 
 /*
  * Reader.  The file is mapped; every offset and size is checked against
@@ -155,41 +155,41 @@ void pd_writer__abort(struct pd_writer *w);
  * behind the read position are given back as it goes, so memory does not
  * grow with the file; a record read before stays valid (read again).
  */
-struct pd_reader;
+struct perf_data_reader;
 
-struct pd_reader *pd_reader__open(const char *path);
+struct perf_data_reader *perf_data_reader__open(const char *path);
 /* Read from memory (copied); name is used in messages. */
-struct pd_reader *pd_reader__open_mem(const void *buf, size_t size, const char *name);
-void pd_reader__close(struct pd_reader *r);
+struct perf_data_reader *perf_data_reader__open_mem(const void *buf, size_t size, const char *name);
+void perf_data_reader__close(struct perf_data_reader *r);
 
-const char *pd_reader__name(const struct pd_reader *r);
-const struct pd_evlist *pd_reader__evlist(const struct pd_reader *r);
-unsigned int pd_reader__nr_attrs(const struct pd_reader *r);
-const struct pd_attr *pd_reader__attr(const struct pd_reader *r, unsigned int idx);
-__u64 pd_reader__data_offset(const struct pd_reader *r);
-__u64 pd_reader__data_size(const struct pd_reader *r);
+const char *perf_data_reader__name(const struct perf_data_reader *r);
+const struct evlist *perf_data_reader__evlist(const struct perf_data_reader *r);
+unsigned int perf_data_reader__nr_attrs(const struct perf_data_reader *r);
+const struct evsel *perf_data_reader__attr(const struct perf_data_reader *r, unsigned int idx);
+__u64 perf_data_reader__data_offset(const struct perf_data_reader *r);
+__u64 perf_data_reader__data_size(const struct perf_data_reader *r);
 
 /*
  * The next record: 1 and *event (valid until the next call), 0 at the
- * end of the data section, -EINVAL on a corrupt record (see pd_error()).
+ * end of the data section, -EINVAL on a corrupt record (see error__msg()).
  * Checks: header.size >= 8 and within the data section, a multiple of 8
  * for kernel records, the fixed part of every kernel record type, nr of
  * CALLCHAIN_DEFERRED, and the payload of AUXTRACE and TRACING_DATA
  * (skipped: it follows the record).
  */
-int pd_reader__next(struct pd_reader *r, const struct perf_event_header **event);
+int perf_data_reader__next(struct perf_data_reader *r, const struct perf_event_header **event);
 /* true when event points into the file's mapping: it lasts until close */
-bool pd_reader__event_stable(const struct pd_reader *r, const void *event);
-/* File offset of the record the last pd_reader__next() gave. */
-__u64 pd_reader__offset(const struct pd_reader *r);
+bool perf_data_reader__event_stable(const struct perf_data_reader *r, const void *event);
+/* File offset of the record the last perf_data_reader__next() gave. */
+__u64 perf_data_reader__offset(const struct perf_data_reader *r);
 /* Go back to the first record. */
-void pd_reader__rewind(struct pd_reader *r);
+void perf_data_reader__rewind(struct perf_data_reader *r);
 
 /* Feature sections: true and the bytes when the bit is set and in bounds. */
-bool pd_reader__has_feat(const struct pd_reader *r, unsigned int feat);
-bool pd_reader__feat(const struct pd_reader *r, unsigned int feat,
-		     const void **data, size_t *size);
+bool perf_data_reader__has_feat(const struct perf_data_reader *r, unsigned int feat);
+bool perf_data_reader__feat(const struct perf_data_reader *r, unsigned int feat,
+			    const void **data, size_t *size);
 /* A string feature (hostname, ...) or NULL; NUL-terminated within bounds. */
-const char *pd_reader__feat_string(const struct pd_reader *r, unsigned int feat);
+const char *perf_data_reader__feat_string(const struct perf_data_reader *r, unsigned int feat);
 
 #endif /* PERF_DEFER_PERF_DATA_H */

@@ -38,26 +38,26 @@
 #define REC_ID_WORDS	4
 
 /* One perf_event fd and its ring. */
-struct rec_fd {
+struct record_fd {
 	int				fd;
 	unsigned int			evsel;
 	struct perf_event_mmap_page	*mp;
 };
 
-static volatile sig_atomic_t rec_done, rec_child_exited;
+static volatile sig_atomic_t done, child_exited;
 
-static void rec_sig(int sig)
+static void record__sig(int sig)
 {
 	if (sig == SIGCHLD)
-		rec_child_exited = 1;
+		child_exited = 1;
 	else
-		rec_done = 1;
+		done = 1;
 }
 
 /* --- lists of numbers --------------------------------------------------- */
 
 /* Parse "0,2-3" into a bitmap of up to REC_MAX_CPUS entries. */
-static int rec_parse_list(const char *what, const char *list, bool *set, int max)
+static int record__parse_list(const char *what, const char *list, bool *set, int max)
 {
 	const char *p = list;
 	char *end;
@@ -82,7 +82,7 @@ static int rec_parse_list(const char *what, const char *list, bool *set, int max
 
 /* --- opening events ----------------------------------------------------- */
 
-static void rec_attr_init(struct record *rec, struct rec_evsel *es, bool tracking)
+static void record__attr_init(struct record *rec, struct record_evsel *es, bool tracking)
 {
 	struct perf_event_attr *attr = &es->attr;
 
@@ -111,32 +111,32 @@ static void rec_attr_init(struct record *rec, struct rec_evsel *es, bool trackin
 		attr->comm_exec = 1;
 		attr->task = 1;
 	}
-	if (rec->path == PATH_NATIVE) {
-		pd_attr__set_defer(attr, true, tracking);
+	if (rec->path == RECORD_PATH_NATIVE) {
+		attr__set_defer(attr, true, tracking);
 	}
 	if (rec->dwarf) {
 		/*
 		 * As perf record --call-graph dwarf.  For the module the
 		 * sample_type bits stay off: the kernel then ignores both
 		 * fields, and the session's dumps fill them in (see
-		 * pd_attr__user_dump()).
+		 * attr__user_dump()).
 		 */
 		attr->sample_regs_user = PD_DWARF_REGS_MASK;
 		attr->sample_stack_user = rec->dump_size;
 		/* the unwinder reads .eh_frame through the maps not executable */
 		attr->mmap_data = tracking;
-		if (rec->path == PATH_FP) {
+		if (rec->path == RECORD_PATH_FP) {
 			attr->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
 			attr->exclude_callchain_user = 1;
 		}
 	}
 }
 
-static int rec_open_one(struct record *rec, unsigned int e, pid_t pid, int cpu)
+static int record__open_one(struct record *rec, unsigned int e, pid_t pid, int cpu)
 {
-	struct rec_evsel *es = &rec->evsel[e];
+	struct record_evsel *es = &rec->evsel[e];
 	size_t len = (size_t)(1 + rec->mmap_pages) * getpagesize();
-	struct rec_fd *f;
+	struct record_fd *f;
 	__u64 id;
 	int fd;
 
@@ -188,35 +188,35 @@ nomem:
  * An inherited task event has no buffer of its own (the kernel refuses to
  * mmap one with cpu -1): open it on every CPU, as perf record does.
  */
-static int rec_open_task(struct record *rec, unsigned int e, pid_t pid)
+static int record__open_task(struct record *rec, unsigned int e, pid_t pid)
 {
 	int ncpu = sysconf(_SC_NPROCESSORS_CONF), cpu;
 
 	if (!rec->evsel[e].attr.inherit)
-		return rec_open_one(rec, e, pid, -1);
+		return record__open_one(rec, e, pid, -1);
 	for (cpu = 0; cpu < ncpu && cpu < REC_MAX_CPUS; cpu++)
-		if (rec_open_one(rec, e, pid, cpu))
+		if (record__open_one(rec, e, pid, cpu))
 			return -1;
 	return 0;
 }
 
-struct rec_thread_arg {
+struct record_thread_arg {
 	struct record	*rec;
 	unsigned int	e;
 };
 
-static int rec_open_thread(void *arg, pid_t tid)
+static int record__open_thread(void *arg, pid_t tid)
 {
-	struct rec_thread_arg *a = arg;
+	struct record_thread_arg *a = arg;
 
-	return rec_open_task(a->rec, a->e, tid);
+	return record__open_task(a->rec, a->e, tid);
 }
 
 /* Every thread of a process. */
-static int rec_for_each_thread(struct record *rec, pid_t pid, unsigned int e)
+static int record__for_each_thread(struct record *rec, pid_t pid, unsigned int e)
 {
-	struct rec_thread_arg a = { rec, e };
-	int ret = pd_for_each_tid(pid, rec_open_thread, &a);
+	struct record_thread_arg a = { rec, e };
+	int ret = synth__for_each_tid(pid, record__open_thread, &a);
 
 	if (ret < 0) {
 		pr_err("no process %d: %s", pid, strerror(-ret));
@@ -225,7 +225,7 @@ static int rec_for_each_thread(struct record *rec, pid_t pid, unsigned int e)
 	return ret;
 }
 
-static int rec_parse_pids(const char *what, const char *list, pid_t **out)
+static int record__parse_pids(const char *what, const char *list, pid_t **out)
 {
 	char *copy = strdup(list), *tok, *save = NULL, *end;
 	int n = 0;
@@ -247,7 +247,7 @@ static int rec_parse_pids(const char *what, const char *list, pid_t **out)
 }
 
 /* The process of a thread, from /proc/TID/status. */
-static pid_t rec_tgid(pid_t tid)
+static pid_t record__tgid(pid_t tid)
 {
 	char path[64], line[128];
 	pid_t tgid = tid;
@@ -264,7 +264,7 @@ static pid_t rec_tgid(pid_t tid)
 	return tgid;
 }
 
-static int rec_open_events(struct record *rec)
+static int record__open_events(struct record *rec)
 {
 	bool cpus[REC_MAX_CPUS] = { false };
 	int ncpu = sysconf(_SC_NPROCESSORS_CONF), cpu, n, i;
@@ -272,11 +272,11 @@ static int rec_open_events(struct record *rec)
 	pid_t *pids;
 
 	for (e = 0; e < rec->nr_evsel; e++)
-		rec_attr_init(rec, &rec->evsel[e], e == 0);
+		record__attr_init(rec, &rec->evsel[e], e == 0);
 
 	if (rec->system_wide) {
 		if (rec->cpu_list) {
-			if (rec_parse_list("-C", rec->cpu_list, cpus, ncpu))
+			if (record__parse_list("-C", rec->cpu_list, cpus, ncpu))
 				return -1;
 		} else {
 			for (cpu = 0; cpu < ncpu; cpu++)
@@ -284,7 +284,7 @@ static int rec_open_events(struct record *rec)
 		}
 		for (e = 0; e < rec->nr_evsel; e++)
 			for (cpu = 0; cpu < ncpu; cpu++)
-				if (cpus[cpu] && rec_open_one(rec, e, -1, cpu))
+				if (cpus[cpu] && record__open_one(rec, e, -1, cpu))
 					return -1;
 		return 0;
 	}
@@ -292,21 +292,21 @@ static int rec_open_events(struct record *rec)
 		for (e = 0; e < rec->nr_evsel; e++) {
 			rec->evsel[e].attr.inherit = 1;
 			rec->evsel[e].attr.enable_on_exec = 1;
-			if (rec_open_task(rec, e, rec->child))
+			if (record__open_task(rec, e, rec->child))
 				return -1;
 		}
 		return 0;
 	}
 	/* with -p/-t a command only bounds the recording, as in perf */
-	n = rec_parse_pids(rec->pid_list ? "-p" : "-t",
-			   rec->pid_list ?: rec->tid_list, &pids);
+	n = record__parse_pids(rec->pid_list ? "-p" : "-t",
+			       rec->pid_list ?: rec->tid_list, &pids);
 	if (n < 0)
 		return -1;
 	for (e = 0; e < rec->nr_evsel; e++) {
 		rec->evsel[e].attr.inherit = !!rec->pid_list;
 		for (i = 0; i < n; i++) {
-			if (rec->pid_list ? rec_for_each_thread(rec, pids[i], e) :
-			    rec_open_one(rec, e, pids[i], -1)) {
+			if (rec->pid_list ? record__for_each_thread(rec, pids[i], e) :
+			    record__open_one(rec, e, pids[i], -1)) {
 				free(pids);
 				return -1;
 			}
@@ -318,21 +318,21 @@ static int rec_open_events(struct record *rec)
 
 /* --- the path ----------------------------------------------------------- */
 
-static int rec_choose_path(struct record *rec)
+static int record__choose_path(struct record *rec)
 {
 	int err;
 
 	if (!rec->defer) {
-		rec->path = PATH_FP;
+		rec->path = RECORD_PATH_FP;
 		return 0;
 	}
 	/* the kernel defers frame-pointer chains only */
-	if (!rec->dwarf && !event__probe(true)) {
+	if (!rec->dwarf && !evsel__probe(true)) {
 		if (rec->unwind[0] && (rec->unwind[0] != PERF_DEFER_UNWIND_FP || rec->unwind[1])) {
 			pr_err("--user-unwind: this kernel defers callchains natively, and its deferred walk uses frame pointers only; leave --user-unwind out (or give fp)");
 			return -1;
 		}
-		rec->path = PATH_NATIVE;
+		rec->path = RECORD_PATH_NATIVE;
 		if (rec->verbose)
 			fprintf(stderr, "using the kernel's native deferred callchains\n");
 		return 0;
@@ -340,7 +340,7 @@ static int rec_choose_path(struct record *rec)
 	err = session__open(&rec->sess, rec->mmap_pages, rec->dwarf ? rec->dump_size : 0,
 			    rec->unwind);
 	if (!err) {
-		rec->path = PATH_MODULE;
+		rec->path = RECORD_PATH_MODULE;
 		if (rec->verbose)
 			fprintf(stderr, "using the perf_defer module\n");
 		return 0;
@@ -357,14 +357,14 @@ static int rec_choose_path(struct record *rec)
 	} else {
 		pr_err("warning: no deferred callchains here (kernel < 6.19 and module perf_defer not loaded: 'modprobe perf_defer'); recording with --call-graph fp");
 	}
-	rec->path = PATH_FP;
+	rec->path = RECORD_PATH_FP;
 	/* perf's own dumps are in the samples: nothing is deferred */
 	if (rec->dwarf)
 		rec->keep_deferred = false;
 	return 0;
 }
 
-static int rec_module_attach(struct record *rec)
+static int record__module_attach(struct record *rec)
 {
 	for (unsigned int i = 0; i < rec->nr_fds; i++)
 		if (session__attach(&rec->sess, rec->fds[i].fd))
@@ -374,7 +374,7 @@ static int rec_module_attach(struct record *rec)
 
 /* --- the workload ------------------------------------------------------- */
 
-static int rec_fork_workload(struct record *rec, int *go_fd)
+static int record__fork_workload(struct record *rec, int *go_fd)
 {
 	int go[2], err[2];
 
@@ -409,7 +409,7 @@ static int rec_fork_workload(struct record *rec, int *go_fd)
 	return err[0];
 }
 
-static int rec_start_workload(struct record *rec, int go_fd, int err_fd)
+static int record__start_workload(struct record *rec, int go_fd, int err_fd)
 {
 	int e;
 
@@ -432,7 +432,7 @@ static int rec_start_workload(struct record *rec, int go_fd, int err_fd)
 /* --- reading ------------------------------------------------------------ */
 
 /* The time of an event, or 0 for events without one. */
-static __u64 rec_event_time(const struct perf_event_header *h)
+static __u64 record__event_time(const struct perf_event_header *h)
 {
 	const __u64 *w = (const void *)h;
 
@@ -444,8 +444,8 @@ static __u64 rec_event_time(const struct perf_event_header *h)
 }
 
 /* Copy the records in [tail, head) of one ring into the ordered queue. */
-static int rec_read_ring(struct record *rec, char *data, __u64 size,
-			 volatile __u64 *headp, volatile __u64 *tailp, bool module)
+static int record__read_ring(struct record *rec, char *data, __u64 size,
+			     volatile __u64 *headp, volatile __u64 *tailp, bool module)
 {
 	__u64 head = __atomic_load_n(headp, __ATOMIC_ACQUIRE);
 	__u64 tail = *tailp;
@@ -480,9 +480,9 @@ static int rec_read_ring(struct record *rec, char *data, __u64 size,
 		 * (perf 7.3 leaves it unmatched).  Natively both come from one
 		 * ring, in their true order.
 		 */
-		if (pd_ordered__queue(rec->oq, rec_event_time(h), buf, len,
-				      module && h->type == PERF_DEFER_RECORD_CALLCHAIN_DEFERRED ?
-				      PD_ORDERED_EARLY : 0))
+		if (ordered__push(rec->oq, record__event_time(h), buf, len,
+				  module && h->type == PERF_DEFER_RECORD_CALLCHAIN_DEFERRED ?
+				  ORDERED_EARLY : 0))
 			return -1;
 		tail += len;
 	}
@@ -490,7 +490,7 @@ static int rec_read_ring(struct record *rec, char *data, __u64 size,
 	return 0;
 }
 
-static int rec_read_all(struct record *rec)
+static int record__read_all(struct record *rec)
 {
 	size_t page = getpagesize();
 	unsigned int i;
@@ -498,22 +498,22 @@ static int rec_read_all(struct record *rec)
 	for (i = 0; i < rec->nr_fds; i++) {
 		struct perf_event_mmap_page *mp = rec->fds[i].mp;
 
-		if (rec_read_ring(rec, (char *)mp + page, (__u64)rec->mmap_pages * page,
-				  &mp->data_head, &mp->data_tail, false))
+		if (record__read_ring(rec, (char *)mp + page, (__u64)rec->mmap_pages * page,
+				      &mp->data_head, &mp->data_tail, false))
 			return -1;
 	}
 	for (i = 0; i < rec->sess.nr_rings; i++) {
 		struct perf_defer_mmap_page *pg = rec->sess.rings[i];
 
-		if (rec_read_ring(rec, (char *)pg + pg->data_offset, pg->data_size,
-				  &pg->data_head, &pg->data_tail, true))
+		if (record__read_ring(rec, (char *)pg + pg->data_offset, pg->data_size,
+				      &pg->data_head, &pg->data_tail, true))
 			return -1;
 	}
 	return 0;
 }
 
 /* Where the ordered queue delivers, in time order. */
-static int rec_deliver(void *arg, const void *event, size_t size)
+static int record__deliver(void *arg, const void *event, size_t size)
 {
 	struct record *rec = arg;
 	const struct perf_event_header *h = event;
@@ -531,56 +531,56 @@ static int rec_deliver(void *arg, const void *event, size_t size)
 	if (ret)
 		return ret;
 	if (rec->stitch)
-		return pd_stitch__event(rec->stitch, event, size);
-	return pd_writer__write(rec->w, event, size);
+		return stitch__event(rec->stitch, event, size);
+	return perf_data_writer__write(rec->w, event, size);
 }
 
 /* Synthesized records go straight to the file, before everything else. */
-static int rec_emit_direct(void *arg, const void *event, size_t size)
+static int record__emit_direct(void *arg, const void *event, size_t size)
 {
 	struct record *rec = arg;
 
-	return pd_writer__write(rec->w, event, size);
+	return perf_data_writer__write(rec->w, event, size);
 }
 
-static int rec_synthesize(struct record *rec)
+static int record__synthesize(struct record *rec)
 {
 	pid_t *pids;
 	int ret, n, i;
 
-	ret = pd_synth_kernel_mmap(rec_emit_direct, rec, REC_ID_WORDS);
+	ret = synth__kernel_mmap(record__emit_direct, rec, REC_ID_WORDS);
 	if (ret)
 		return ret;
 	if (rec->system_wide)
-		return pd_synth_all(rec_emit_direct, rec, REC_ID_WORDS, rec->dwarf);
+		return synth__all(record__emit_direct, rec, REC_ID_WORDS, rec->dwarf);
 	if (!rec->pid_list && !rec->tid_list)
 		return 0;	/* the workload's maps come with its exec */
-	n = rec_parse_pids("-p", rec->pid_list ?: rec->tid_list, &pids);
+	n = record__parse_pids("-p", rec->pid_list ?: rec->tid_list, &pids);
 	for (i = 0; !ret && i < n; i++) {
 		pid_t pid = pids[i], tid = 0;
 
 		if (rec->tid_list) {
 			tid = pids[i];
-			pid = rec_tgid(tid);
+			pid = record__tgid(tid);
 		}
-		ret = pd_synth_process(rec_emit_direct, rec, REC_ID_WORDS, pid, tid, rec->dwarf);
+		ret = synth__process(record__emit_direct, rec, REC_ID_WORDS, pid, tid, rec->dwarf);
 	}
 	free(pids);
 	return ret;
 }
 
-static int rec_finish(struct record *rec)
+static int record__finish(struct record *rec)
 {
 	const char **argv = calloc(rec->orig_argc + 1, sizeof(*argv));
-	struct pd_build_id_entry *ids;
-	struct pd_features f = { 0 };
+	struct build_id_entry *ids;
+	struct perf_data_features f = { 0 };
 	size_t i, n;
 	int ret;
 
 	if (!argv)
 		return -ENOMEM;
 	if (rec->stitch) {
-		ret = pd_stitch__finish(rec->stitch, &rec->st);
+		ret = stitch__finish(rec->stitch, &rec->st);
 		if (ret) {
 			free(argv);
 			return ret;
@@ -598,8 +598,8 @@ static int rec_finish(struct record *rec)
 	f.argv = argv;
 	f.build_ids = ids;
 	f.nr_build_ids = n;
-	rec->bytes = pd_writer__data_size(rec->w);
-	ret = pd_writer__close(rec->w, &f);
+	rec->bytes = perf_data_writer__data_size(rec->w);
+	ret = perf_data_writer__close(rec->w, &f);
 	rec->w = NULL;
 	free(ids);
 	free(argv);
@@ -608,16 +608,16 @@ static int rec_finish(struct record *rec)
 
 /* --- the recording ------------------------------------------------------ */
 
-static void rec_cleanup(struct record *rec)
+static void record__cleanup(struct record *rec)
 {
 	size_t len = (size_t)(1 + rec->mmap_pages) * getpagesize();
 	unsigned int i;
 
 	if (rec->w)
-		pd_writer__abort(rec->w);
+		perf_data_writer__abort(rec->w);
 	if (rec->stitch)
-		pd_stitch__delete(rec->stitch);
-	pd_ordered__delete(rec->oq);
+		stitch__delete(rec->stitch);
+	ordered__delete(rec->oq);
 	for (i = 0; i < rec->nr_fds; i++) {
 		if (rec->fds[i].mp)
 			munmap(rec->fds[i].mp, len);
@@ -636,13 +636,13 @@ static void rec_cleanup(struct record *rec)
 	}
 }
 
-static int rec_setup_output(struct record *rec)
+static int record__setup_output(struct record *rec)
 {
 	unsigned int i;
 	int ret;
 
-	rec->oq = pd_ordered__new(rec_deliver, rec);
-	rec->w = pd_writer__open(rec->output);
+	rec->oq = ordered__new(record__deliver, rec);
+	rec->w = perf_data_writer__open(rec->output);
 	if (!rec->oq || !rec->w) {
 		pr_err("cannot create %s: %s", rec->output, strerror(errno));
 		return -1;
@@ -655,28 +655,28 @@ static int rec_setup_output(struct record *rec)
 		attr.enable_on_exec = 0;
 		attr.watermark = 0;
 		attr.wakeup_watermark = 0;
-		pd_attr__set_defer(&attr, rec->keep_deferred, rec->keep_deferred && i == 0);
+		attr__set_defer(&attr, rec->keep_deferred, rec->keep_deferred && i == 0);
 		if (!rec->keep_deferred)
-			pd_attr__stitch_user_dump(&attr);
-		ret = pd_writer__add_attr(rec->w, &attr, rec->evsel[i].ids,
-					  rec->evsel[i].nr_ids, rec->evsel[i].def->name);
+			attr__stitch_user_dump(&attr);
+		ret = perf_data_writer__add_attr(rec->w, &attr, rec->evsel[i].ids,
+						 rec->evsel[i].nr_ids, rec->evsel[i].def->name);
 		if (ret)
 			goto write_err;
 	}
-	if (rec->path != PATH_FP && !rec->keep_deferred) {
-		rec->stitch = pd_stitch__new(rec->w);
+	if (rec->path != RECORD_PATH_FP && !rec->keep_deferred) {
+		rec->stitch = stitch__new(rec->w);
 		if (!rec->stitch) {
 			ret = -ENOMEM;
 			goto write_err;
 		}
 		for (i = 0; i < rec->nr_evsel; i++) {
-			ret = pd_stitch__add_attr(rec->stitch, &rec->evsel[i].attr,
-						  rec->evsel[i].ids, rec->evsel[i].nr_ids);
+			ret = stitch__add_attr(rec->stitch, &rec->evsel[i].attr,
+					       rec->evsel[i].ids, rec->evsel[i].nr_ids);
 			if (ret)
 				goto write_err;
 		}
 	}
-	ret = rec_synthesize(rec);
+	ret = record__synthesize(rec);
 	if (!ret)
 		return 0;
 write_err:
@@ -689,18 +689,18 @@ write_err:
  * (held samples of the stitcher hold back what comes after them), so perf
  * may sort and flush at every marker.
  */
-static int rec_finished_round(struct record *rec)
+static int record__finished_round(struct record *rec)
 {
 	static const struct perf_event_header fr = {
 		.type = PD_RECORD_FINISHED_ROUND, .size = sizeof(fr),
 	};
 
-	if (!pd_ordered__delivered(rec->oq))
+	if (!ordered__delivered(rec->oq))
 		return 0;
-	return pd_writer__write(rec->w, &fr, sizeof(fr));
+	return perf_data_writer__write(rec->w, &fr, sizeof(fr));
 }
 
-static int rec_loop(struct record *rec, int *status)
+static int record__loop(struct record *rec, int *status)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
 	unsigned int i;
@@ -719,15 +719,16 @@ static int rec_loop(struct record *rec, int *status)
 	for (i = 0; i < rec->nr_fds; i++)
 		epoll_ctl(rec->epfd, EPOLL_CTL_ADD, rec->fds[i].fd, &ev);
 
-	while (!rec_done) {
+	while (!done) {
 		struct epoll_event evs[16];
 
 		if (epoll_wait(rec->epfd, evs, 16, 100) > 0)
 			rec->wakeups++;
-		ret = rec_read_all(rec) ?: pd_ordered__round(rec->oq) ?: rec_finished_round(rec);
+		ret = record__read_all(rec) ?: ordered__round(rec->oq) ?:
+		      record__finished_round(rec);
 		if (ret)
 			goto write_err;
-		if (rec->child > 0 && rec_child_exited &&
+		if (rec->child > 0 && child_exited &&
 		    waitpid(rec->child, status, WNOHANG) == rec->child) {
 			rec->child = -1;
 			break;
@@ -742,7 +743,7 @@ static int rec_loop(struct record *rec, int *status)
 		waitpid(rec->child, status, 0);
 		rec->child = -1;
 	}
-	ret = rec_read_all(rec) ?: pd_ordered__flush(rec->oq);
+	ret = record__read_all(rec) ?: ordered__flush(rec->oq);
 	if (!ret)
 		return 0;
 write_err:
@@ -753,7 +754,7 @@ write_err:
 
 int record__run(struct record *rec)
 {
-	struct sigaction sa = { .sa_handler = rec_sig };
+	struct sigaction sa = { .sa_handler = record__sig };
 	int ret, go_fd = -1, err_fd = -1;
 	unsigned int i;
 
@@ -764,35 +765,35 @@ int record__run(struct record *rec)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGCHLD, &sa, NULL);
 
-	if (rec_choose_path(rec))
+	if (record__choose_path(rec))
 		goto fail;
 	/* perf's own dwarf dumps fill 128 pages in 15 samples */
-	if (rec->dwarf && rec->path == PATH_FP && !rec->mmap_set)
+	if (rec->dwarf && rec->path == RECORD_PATH_FP && !rec->mmap_set)
 		rec->mmap_pages = 512;
-	if (rec->argc && (err_fd = rec_fork_workload(rec, &go_fd)) < 0)
+	if (rec->argc && (err_fd = record__fork_workload(rec, &go_fd)) < 0)
 		goto fail;
-	if (rec_open_events(rec))
+	if (record__open_events(rec))
 		goto fail;
-	if (rec->path == PATH_MODULE && rec_module_attach(rec))
+	if (rec->path == RECORD_PATH_MODULE && record__module_attach(rec))
 		goto fail;
-	if (rec_setup_output(rec))
+	if (record__setup_output(rec))
 		goto fail;
 	/* the workload's own events start with its exec (enable_on_exec) */
 	if (rec->system_wide || rec->pid_list || rec->tid_list)
 		for (i = 0; i < rec->nr_fds; i++)
 			ioctl(rec->fds[i].fd, PERF_EVENT_IOC_ENABLE, 0);
-	if (rec->argc && rec_start_workload(rec, go_fd, err_fd))
+	if (rec->argc && record__start_workload(rec, go_fd, err_fd))
 		goto fail;
-	if (rec_loop(rec, &rec->status))
+	if (record__loop(rec, &rec->status))
 		goto fail;
-	ret = rec_finish(rec);
+	ret = record__finish(rec);
 	if (ret) {
 		pr_err("cannot write %s: %s", rec->output, strerror(-ret));
 		goto fail;
 	}
-	rec_cleanup(rec);
+	record__cleanup(rec);
 	return 0;
 fail:
-	rec_cleanup(rec);
+	record__cleanup(rec);
 	return -1;
 }

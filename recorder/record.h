@@ -27,28 +27,28 @@
 #define REC_MAX_EVENTS	8
 #define REC_MAX_CPUS	1024
 
-enum rec_path { PATH_NATIVE, PATH_MODULE, PATH_FP };
+enum record_path { RECORD_PATH_NATIVE, RECORD_PATH_MODULE, RECORD_PATH_FP };
 
-struct rec_event_def {
+struct record_event_def {
 	const char	*name;
 	__u32		type;
 	__u64		config;
 };
 
-struct rec_evsel {
-	const struct rec_event_def	*def;
+struct record_evsel {
+	const struct record_event_def	*def;
 	struct perf_event_attr		attr;
 	__u64				*ids;
 	unsigned int			nr_ids;
 };
 
-struct rec_fd;
-struct pd_ordered;
+struct record_fd;
+struct ordered;
 
 struct record {
 	/* options */
 	const char		*output;
-	struct rec_evsel	evsel[REC_MAX_EVENTS];
+	struct record_evsel	evsel[REC_MAX_EVENTS];
 	unsigned int		nr_evsel;
 	__u64			freq, period;
 	bool			system_wide, defer, dwarf, keep_deferred, quiet, stats;
@@ -63,21 +63,21 @@ struct record {
 	char			**orig_argv;	/* the command line, for HEADER_CMDLINE */
 
 	/* state */
-	enum rec_path		path;
-	struct rec_fd		*fds;
+	enum record_path		path;
+	struct record_fd		*fds;
 	unsigned int		nr_fds;
 	struct session		sess;
 	int			epfd;
 	pid_t			child;
-	struct pd_writer	*w;
-	struct pd_stitch	*stitch;
-	struct pd_ordered	*oq;
+	struct perf_data_writer	*w;
+	struct stitch	*stitch;
+	struct ordered	*oq;
 
 	struct dsos		dsos;
 
 	/* counts, and the outcome */
 	__u64			wakeups, samples, deferred, records, lost, lost_records;
-	struct pd_stitch_stats	st;		/* when stitched */
+	struct stitch_stats	st;		/* when stitched */
 	__u64			bytes;		/* of records written */
 	int			status;		/* of the workload, as waitpid() says */
 };

@@ -15,7 +15,7 @@
  * Samples.  Fields missing from sample_type are -1 (pid, tid, cpu, time,
  * id, stream_id) or 0, as perf's evsel__parse_sample() leaves them.
  */
-struct pd_sample {
+struct perf_sample {
 	__u64 ip;
 	__u32 pid, tid;
 	__u64 time;
@@ -64,9 +64,9 @@ struct pd_sample {
  * other record when attr has sample_id_all, and the body of
  * CALLCHAIN_DEFERRED and USER_DUMP (its registers by attr's
  * sample_regs_user).  Every length is checked.  0, or -EFAULT with a
- * pd_error().
+ * error__msg().
  */
-int pd_sample__parse(const struct perf_event_attr *attr, const void *event,
-		     struct pd_sample *sample);
+int perf_sample__parse(const struct perf_event_attr *attr, const void *event,
+		       struct perf_sample *sample);
 
 #endif /* PERF_DEFER_SAMPLE_H */

@@ -4,7 +4,7 @@
 
 #include "util.h"
 
-const char *pd_cmd;
+const char *pr_cmd;
 
 void pr_err(const char *fmt, ...)
 {
@@ -12,26 +12,26 @@ void pr_err(const char *fmt, ...)
 
 	fflush(stdout);
 	fputs("perf-defer: ", stderr);
-	if (pd_cmd)
-		fprintf(stderr, "%s: ", pd_cmd);
+	if (pr_cmd)
+		fprintf(stderr, "%s: ", pr_cmd);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
 }
 
-static char pd_errbuf[512];
+static char error_buf[512];
 
-const char *pd_error(void)
+const char *error__msg(void)
 {
-	return pd_errbuf[0] ? pd_errbuf : "unknown error";
+	return error_buf[0] ? error_buf : "unknown error";
 }
 
-void pd_set_error(const char *fmt, ...)
+void error__set(const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(pd_errbuf, sizeof(pd_errbuf), fmt, ap);
+	vsnprintf(error_buf, sizeof(error_buf), fmt, ap);
 	va_end(ap);
 }

@@ -15,7 +15,7 @@ enum {
 };
 
 /* Name of the running subcommand, for messages; NULL before dispatch. */
-extern const char *pd_cmd;
+extern const char *pr_cmd;
 
 /*
  * "perf-defer: <cmd>: <message>\n" on stderr, after flushing stdout so
@@ -24,8 +24,8 @@ extern const char *pd_cmd;
 void pr_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* The last error message of the library, for people. */
-const char *pd_error(void);
+const char *error__msg(void);
 /* Set it (for the users of the library: stitch, the subcommands). */
-void pd_set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void error__set(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif /* PERF_DEFER_UTIL_H */

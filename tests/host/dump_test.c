@@ -124,7 +124,7 @@ static void compare_with_perf(struct __test_metadata *_metadata, char *file)
 {
 	const struct perf_event_header *ev;
 	struct t_run ours, perf;
-	struct pd_reader *r;
+	struct perf_data_reader *r;
 	int compared = 0;
 
 	RUN(&ours, NULL, bin(), "dump", "-i", file);
@@ -132,10 +132,10 @@ static void compare_with_perf(struct __test_metadata *_metadata, char *file)
 	ASSERT_STREQ("", ours.err);
 	RUN(&perf, NULL, PERF, "report", "-D", "-i", file);
 	ASSERT_EQ(0, perf.code) TH_LOG("%s", perf.err);
-	r = pd_reader__open(file);
+	r = perf_data_reader__open(file);
 	ASSERT_NE(NULL, r);
-	while (pd_reader__next(r, &ev) > 0) {
-		unsigned long long off = pd_reader__offset(r);
+	while (perf_data_reader__next(r, &ev) > 0) {
+		unsigned long long off = perf_data_reader__offset(r);
 		char *a, *b;
 
 		if (!(ev->type < PERF_DEFER_RECORD_CALLCHAIN_DEFERRED ||
@@ -151,7 +151,7 @@ static void compare_with_perf(struct __test_metadata *_metadata, char *file)
 		free(b);
 		compared++;
 	}
-	pd_reader__close(r);
+	perf_data_reader__close(r);
 	ASSERT_LT(5, compared);
 	/* the stats: perf's lines for the types we share */
 	ASSERT_NE(NULL, strstr(ours.out, "\nAggregated stats:\n           TOTAL events: "));
@@ -192,7 +192,7 @@ TEST(dump_callchain_deferred)
 	const struct perf_event_header *ev;
 	struct fake_proc fp;
 	struct t_run r;
-	struct pd_reader *rd;
+	struct perf_data_reader *rd;
 	int records = 0;
 
 	ASSERT_EQ(0, fake_proc__init(&fp));
@@ -201,20 +201,20 @@ TEST(dump_callchain_deferred)
 	ASSERT_EQ(0, r.code) TH_LOG("%s", r.err);
 	ASSERT_STREQ("", r.err);
 
-	rd = pd_reader__open(file);
+	rd = perf_data_reader__open(file);
 	ASSERT_NE(NULL, rd);
-	while (pd_reader__next(rd, &ev) > 0) {
-		const struct pd_attr *a = pd_evlist__find(pd_reader__evlist(rd), ev);
-		struct pd_sample s;
+	while (perf_data_reader__next(rd, &ev) > 0) {
+		const struct evsel *a = evlist__find(perf_data_reader__evlist(rd), ev);
+		struct perf_sample s;
 		char *b;
 
 		if (ev->type != PERF_DEFER_RECORD_CALLCHAIN_DEFERRED && ev->type != PERF_RECORD_SAMPLE)
 			continue;
-		ASSERT_EQ(0, pd_sample__parse(&a->attr, ev, &s));
-		b = block(r.out, file, pd_reader__offset(rd));
+		ASSERT_EQ(0, perf_sample__parse(&a->attr, ev, &s));
+		b = block(r.out, file, perf_data_reader__offset(rd));
 		ASSERT_NE(NULL, b);
 		snprintf(want, sizeof(want), "%#llx@%s [%#x]: event: %u\n.\n. ... raw event: size %u bytes\n.  0000:  %02x 00 00 00 %02x %02x %02x %02x ",
-			 (unsigned long long)pd_reader__offset(rd), file, ev->size, ev->type,
+			 (unsigned long long)perf_data_reader__offset(rd), file, ev->size, ev->type,
 			 ev->size, ev->type, ev->misc & 0xff, ev->misc >> 8, ev->size & 0xff,
 			 ev->size >> 8);
 		ASSERT_EQ(0, strncmp(b, want, strlen(want))) TH_LOG("%s\nwant\n%s", b, want);
@@ -231,7 +231,8 @@ TEST(dump_callchain_deferred)
 			 "\n\n%u %llu %#llx [%#x]: PERF_RECORD_CALLCHAIN_DEFERRED(IP, 0x2): %d/%d: %#llx\n"
 			 "... FP chain: nr:3\n"
 			 ".....  0: %016llx\n.....  1: %016llx\n.....  2: %016llx",
-			 s.cpu, (unsigned long long)s.time, (unsigned long long)pd_reader__offset(rd),
+			 s.cpu, (unsigned long long)s.time,
+			 (unsigned long long)perf_data_reader__offset(rd),
 			 ev->size, fp.pid, fp.pid, (unsigned long long)s.cookie,
 			 (unsigned long long)fp.ips[0], (unsigned long long)fp.ips[1],
 			 (unsigned long long)fp.ips[2]);
@@ -240,7 +241,7 @@ TEST(dump_callchain_deferred)
 		free(b);
 		records++;
 	}
-	pd_reader__close(rd);
+	perf_data_reader__close(rd);
 	ASSERT_EQ(FAKE_SAMPLES, records);
 	snprintf(want, sizeof(want), "CALLCHAIN_DEFERRED events: %10d  (", FAKE_SAMPLES);
 	ASSERT_NE(NULL, strstr(r.out, want)) TH_LOG("%s", r.out);
@@ -407,11 +408,11 @@ TEST(stitch_end_to_end)
 {
 	char *def = tmp_path("e2e-deferred.data"), *direct = tmp_path("e2e-direct.data");
 	char *out = tmp_path("e2e-stitched.data"), host[68];
-	struct pd_feat_raw raw = { .feat = PD_FEAT_HOSTNAME, .data = host };
+	struct feat_raw raw = { .feat = PD_FEAT_HOSTNAME, .data = host };
 	const struct perf_event_header *ev;
 	struct t_run r, want;
 	struct fake_proc fp;
-	struct pd_reader *rd;
+	struct perf_data_reader *rd;
 	int samples = 0, rounds = 0;
 
 	ASSERT_EQ(0, fake_proc__init(&fp));
@@ -426,21 +427,21 @@ TEST(stitch_end_to_end)
 		     "deferred-records: 8\norphan-records: 0\nlost: 0\n", r.out);
 	t_run_free(&r);
 
-	rd = pd_reader__open(out);
-	ASSERT_NE(NULL, rd) TH_LOG("%s", pd_error());
-	ASSERT_EQ(1, pd_reader__nr_attrs(rd));
-	ASSERT_FALSE(pd_attr__defer_callchain(&pd_reader__attr(rd, 0)->attr));
-	ASSERT_FALSE(pd_attr__defer_output(&pd_reader__attr(rd, 0)->attr));
-	ASSERT_STREQ("cpu-clock", pd_reader__attr(rd, 0)->name);
-	ASSERT_STREQ("deferred-host", pd_reader__feat_string(rd, PD_FEAT_HOSTNAME));
-	ASSERT_TRUE(pd_reader__has_feat(rd, PD_FEAT_BUILD_ID));
-	ASSERT_TRUE(pd_reader__has_feat(rd, PD_FEAT_CMDLINE));
-	while (pd_reader__next(rd, &ev) > 0) {
+	rd = perf_data_reader__open(out);
+	ASSERT_NE(NULL, rd) TH_LOG("%s", error__msg());
+	ASSERT_EQ(1, perf_data_reader__nr_attrs(rd));
+	ASSERT_FALSE(attr__defer_callchain(&perf_data_reader__attr(rd, 0)->attr));
+	ASSERT_FALSE(attr__defer_output(&perf_data_reader__attr(rd, 0)->attr));
+	ASSERT_STREQ("cpu-clock", perf_data_reader__attr(rd, 0)->name);
+	ASSERT_STREQ("deferred-host", perf_data_reader__feat_string(rd, PD_FEAT_HOSTNAME));
+	ASSERT_TRUE(perf_data_reader__has_feat(rd, PD_FEAT_BUILD_ID));
+	ASSERT_TRUE(perf_data_reader__has_feat(rd, PD_FEAT_CMDLINE));
+	while (perf_data_reader__next(rd, &ev) > 0) {
 		ASSERT_NE(PERF_DEFER_RECORD_CALLCHAIN_DEFERRED, ev->type);
 		samples += ev->type == PERF_RECORD_SAMPLE;
 		rounds += ev->type == PD_RECORD_FINISHED_ROUND;
 	}
-	pd_reader__close(rd);
+	perf_data_reader__close(rd);
 	ASSERT_EQ(FAKE_SAMPLES, samples);
 	ASSERT_EQ(2, rounds);
 
@@ -482,35 +483,35 @@ TEST(stitch_end_to_end)
 static int defer_recording(const char *in, const char *out)
 {
 	const struct perf_event_header *ev;
-	struct pd_reader *r = pd_reader__open(in);
-	struct pd_writer *w = pd_writer__open(out);
-	struct pd_feat_raw raw[PD_FEAT_BITS];
-	struct pd_features f = { .no_host = true, .raw = raw };
+	struct perf_data_reader *r = perf_data_reader__open(in);
+	struct perf_data_writer *w = perf_data_writer__open(out);
+	struct feat_raw raw[PD_FEAT_BITS];
+	struct perf_data_features f = { .no_host = true, .raw = raw };
 	__u64 cookie = 1;
 	int n = 0;
 	struct tev *e = malloc(sizeof(*e)), *d = malloc(sizeof(*d));
 
-	if (!r || !w || !e || !d || pd_reader__nr_attrs(r) != 1)
+	if (!r || !w || !e || !d || perf_data_reader__nr_attrs(r) != 1)
 		goto fail;
-	for (unsigned int i = 0; i < pd_reader__nr_attrs(r); i++) {
-		const struct pd_attr *a = pd_reader__attr(r, i);
+	for (unsigned int i = 0; i < perf_data_reader__nr_attrs(r); i++) {
+		const struct evsel *a = perf_data_reader__attr(r, i);
 		struct perf_event_attr attr = a->attr;
 
-		pd_attr__set_defer(&attr, true, true);
-		if (pd_writer__add_attr(w, &attr, a->ids, a->nr_ids, a->name))
+		attr__set_defer(&attr, true, true);
+		if (perf_data_writer__add_attr(w, &attr, a->ids, a->nr_ids, a->name))
 			goto fail;
 	}
-	while (pd_reader__next(r, &ev) > 0) {
-		const struct pd_attr *a = pd_reader__attr(r, 0);
-		struct pd_sample s;
+	while (perf_data_reader__next(r, &ev) > 0) {
+		const struct evsel *a = perf_data_reader__attr(r, 0);
+		struct perf_sample s;
 		size_t user = 0, off, tail;
 
 		if (ev->type != PERF_RECORD_SAMPLE) {
-			if (pd_writer__write(w, ev, ev->size))
+			if (perf_data_writer__write(w, ev, ev->size))
 				goto fail;
 			continue;
 		}
-		if (pd_sample__parse(&a->attr, ev, &s))
+		if (perf_sample__parse(&a->attr, ev, &s))
 			goto fail;
 		while (user < s.nr && s.callchain[user] != PERF_CONTEXT_USER)
 			user++;
@@ -518,7 +519,7 @@ static int defer_recording(const char *in, const char *out)
 		    !(a->attr.sample_type & PERF_SAMPLE_TIME) || a->attr.sample_type & ~(__u64)
 		    (PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN |
 		     PERF_SAMPLE_PERIOD | PERF_SAMPLE_CPU)) {
-			if (pd_writer__write(w, ev, ev->size))
+			if (perf_data_writer__write(w, ev, ev->size))
 				goto fail;
 			continue;
 		}
@@ -546,24 +547,25 @@ static int defer_recording(const char *in, const char *out)
 		if (a->attr.sample_type & PERF_SAMPLE_CPU)
 			tev__u32x2(d, s.cpu, 0);
 		tev__end(d);
-		if (pd_writer__write(w, e->w, tev__size(e)) || pd_writer__write(w, d->w, tev__size(d)))
+		if (perf_data_writer__write(w, e->w, tev__size(e)) ||
+		    perf_data_writer__write(w, d->w, tev__size(d)))
 			goto fail;
 		n++;
 	}
 	for (unsigned int feat = 1; feat < PD_FEAT_BITS; feat++)
 		if (feat != PD_FEAT_EVENT_DESC &&
-		    pd_reader__feat(r, feat, &raw[f.nr_raw].data, &raw[f.nr_raw].size))
+		    perf_data_reader__feat(r, feat, &raw[f.nr_raw].data, &raw[f.nr_raw].size))
 			raw[f.nr_raw++].feat = feat;
-	if (pd_writer__close(w, &f))
+	if (perf_data_writer__close(w, &f))
 		n = -1;
-	pd_reader__close(r);
+	perf_data_reader__close(r);
 	free(e);
 	free(d);
 	return n;
 fail:
-	pd_reader__close(r);
+	perf_data_reader__close(r);
 	if (w)
-		pd_writer__abort(w);
+		perf_data_writer__abort(w);
 	free(e);
 	free(d);
 	return -1;
@@ -585,7 +587,7 @@ TEST(stitch_real_recording)
 		SKIP(return, "perf record failed: %s", r.err);
 	t_run_free(&r);
 	n = defer_recording(rec, def);
-	ASSERT_LT(0, n) TH_LOG("%s", pd_error());
+	ASSERT_LT(0, n) TH_LOG("%s", error__msg());
 	RUN(&r, NULL, bin(), "stitch", "-i", def, "-o", out, "--stats");
 	ASSERT_EQ(0, r.code) TH_LOG("%s", r.err);
 	TH_LOG("%d samples deferred; stitch --stats:\n%s", n, r.out);

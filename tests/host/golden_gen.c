@@ -32,7 +32,7 @@
 #define ID_F1	14
 
 struct gen {
-	struct pd_writer *w;
+	struct perf_data_writer *w;
 	struct tev e;
 	int err;
 };
@@ -40,14 +40,14 @@ struct gen {
 static void put(struct gen *g)
 {
 	if (!g->err)
-		g->err = pd_writer__write(g->w, g->e.w, tev__size(&g->e));
+		g->err = perf_data_writer__write(g->w, g->e.w, tev__size(&g->e));
 }
 
 /* Write bytes that are no record of their own (a payload) as one. */
 static void put_bytes(struct gen *g, const void *p, size_t size)
 {
 	if (!g->err)
-		g->err = pd_writer__write(g->w, p, size);
+		g->err = perf_data_writer__write(g->w, p, size);
 }
 
 static void die(const char *fmt, ...)
@@ -65,19 +65,19 @@ static void die(const char *fmt, ...)
 static void open_gen(struct gen *g, const char *path)
 {
 	memset(g, 0, sizeof(*g));
-	g->w = pd_writer__open(path);
+	g->w = perf_data_writer__open(path);
 	if (!g->w)
-		die("%s", pd_error());
+		die("%s", error__msg());
 }
 
-static void close_gen(struct gen *g, const char *path, const struct pd_features *f)
+static void close_gen(struct gen *g, const char *path, const struct perf_data_features *f)
 {
 	if (g->err) {
-		pd_writer__abort(g->w);
-		die("%s: %s", path, pd_error());
+		perf_data_writer__abort(g->w);
+		die("%s: %s", path, error__msg());
 	}
-	if (pd_writer__close(g->w, f))
-		die("%s: %s", path, pd_error());
+	if (perf_data_writer__close(g->w, f))
+		die("%s: %s", path, error__msg());
 }
 
 /* ---- records the test headers have no builder for ---------------------- */
@@ -138,7 +138,7 @@ static void r_tracing_data(struct gen *g)
 /* ---- feature sections ---------------------------------------------------- */
 
 struct raw_feats {
-	struct pd_feat_raw f[16];
+	struct feat_raw f[16];
 	unsigned char buf[16][256];
 	size_t nr;
 };
@@ -146,7 +146,7 @@ struct raw_feats {
 static void feat_bytes(struct raw_feats *r, unsigned int feat, const void *p, size_t size)
 {
 	memcpy(r->buf[r->nr], p, size);
-	r->f[r->nr] = (struct pd_feat_raw){ .feat = feat, .data = r->buf[r->nr], .size = size };
+	r->f[r->nr] = (struct feat_raw){ .feat = feat, .data = r->buf[r->nr], .size = size };
 	r->nr++;
 }
 
@@ -264,7 +264,7 @@ static void gen_fp_defer(const char *path)
 	static const char *const argv[] = { "record", "--call-graph", "fp,defer", "--", "golden" };
 	struct perf_event_attr a0 = t_attr(true, true), a1 = t_attr(true, false);
 	const __u64 ids0[] = { ID_C0, ID_C1 }, ids1[] = { ID_F0, ID_F1 };
-	struct pd_build_id_entry bid[] = {
+	struct build_id_entry bid[] = {
 		{ .path = "/usr/bin/golden", .pid = -1, .size = 20,
 		  .build_id = { 0x60, 0x1d, 0xe0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
 				15, 16, 17 } },
@@ -273,7 +273,7 @@ static void gen_fp_defer(const char *path)
 				0xf7, 0xf6, 0xf5, 0xf4, 0xf3, 0xf2, 0xf1, 0xf0, 0xef } },
 	};
 	struct raw_feats raw = { .nr = 0 };
-	struct pd_features f = {
+	struct perf_data_features f = {
 		.cmdline = "/usr/bin/perf", .argc = ARRAY_SIZE(argv), .argv = (const char **)argv,
 		.build_ids = bid, .nr_build_ids = ARRAY_SIZE(bid), .no_host = true,
 	};
@@ -286,8 +286,8 @@ static void gen_fp_defer(const char *path)
 	f.nr_raw = raw.nr;
 	open_gen(&g, path);
 	/* the second attr unnamed: its name is made from type and config */
-	g.err = pd_writer__add_attr(g.w, &a0, ids0, 2, "cpu-clock") ?:
-		pd_writer__add_attr(g.w, &a1, ids1, 2, NULL);
+	g.err = perf_data_writer__add_attr(g.w, &a0, ids0, 2, "cpu-clock") ?:
+		perf_data_writer__add_attr(g.w, &a1, ids1, 2, NULL);
 	fp_defer_body(&g);
 	close_gen(&g, path, &f);
 }
@@ -322,7 +322,7 @@ static void gen_dwarf_defer(const char *path)
 	static const char *const argv[] = { "record", "--call-graph", "dwarf,defer,64" };
 	struct perf_event_attr a = t_attr(true, true);
 	const __u64 ids[] = { ID_C0 }, k[] = { K(0x1234) }, u[] = { U(0x10), U(0x220) };
-	struct pd_features f = {
+	struct perf_data_features f = {
 		.cmdline = "/usr/bin/perf-defer", .argc = ARRAY_SIZE(argv),
 		.argv = (const char **)argv, .no_host = true,
 	};
@@ -331,7 +331,7 @@ static void gen_dwarf_defer(const char *path)
 	a.sample_regs_user = D_REGS;
 	a.sample_stack_user = D_STACK;
 	open_gen(&g, path);
-	g.err = pd_writer__add_attr(g.w, &a, ids, 1, "cpu-clock");
+	g.err = perf_data_writer__add_attr(g.w, &a, ids, 1, "cpu-clock");
 	t_kernel_mmap(&g.e, K(0), 0x1000000);
 	put(&g);
 	t_comm(&g.e, 200, 200, "golden-dw", 5, ID_C0, 0, true);
@@ -584,7 +584,7 @@ static void gen_plain(const char *path)
 	};
 	const __u64 ids[] = { P_ID };
 	struct raw_feats raw = { .nr = 0 };
-	struct pd_features f = {
+	struct perf_data_features f = {
 		.cmdline = "/usr/bin/perf", .argc = ARRAY_SIZE(argv), .argv = (const char **)argv,
 		.no_host = true,
 	};
@@ -594,7 +594,7 @@ static void gen_plain(const char *path)
 	f.raw = raw.f;
 	f.nr_raw = raw.nr;
 	open_gen(&g, path);
-	g.err = pd_writer__add_attr(g.w, &a, ids, 1, NULL);
+	g.err = perf_data_writer__add_attr(g.w, &a, ids, 1, NULL);
 	plain_body(&g);
 	close_gen(&g, path, &f);
 }
@@ -644,11 +644,11 @@ static void gen_corrupt(const char *path)
 {
 	struct perf_event_attr a = t_attr(true, true);
 	const __u64 ids[] = { ID_C0 }, k[] = { K(0x1234) };
-	struct pd_features f = { .no_host = true };
+	struct perf_data_features f = { .no_host = true };
 	struct gen g;
 
 	open_gen(&g, path);
-	g.err = pd_writer__add_attr(g.w, &a, ids, 1, "cpu-clock");
+	g.err = perf_data_writer__add_attr(g.w, &a, ids, 1, "cpu-clock");
 	t_comm(&g.e, 400, 400, "golden-bad", 5, ID_C0, 0, true);
 	put(&g);
 	t_sample_deferred(&g.e, 400, 400, 10, ID_C0, 0, k, 1, COOKIE(1));

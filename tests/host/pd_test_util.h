@@ -229,7 +229,7 @@ static inline struct perf_event_attr t_attr(bool defer, bool output)
 	};
 
 	/* defer_output goes on the tracking event of a deferred recording */
-	pd_attr__set_defer(&a, defer, defer && output);
+	attr__set_defer(&a, defer, defer && output);
 	return a;
 }
 
