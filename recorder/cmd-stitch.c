@@ -139,7 +139,7 @@ int cmd_stitch(int argc, char **argv)
 		       (uint64_t)st.unmatched, (uint64_t)st.records,
 		       (uint64_t)st.orphan_records, (uint64_t)st.lost_records);
 	if (st.unmatched && !quiet)
-		fprintf(stderr, "perf-defer: stitch: warning: %" PRIu64 " of %" PRIu64 " deferred samples got no user callchain and keep their kernel part\n",
+		pr_warn("%" PRIu64 " of %" PRIu64 " deferred samples got no user callchain and keep their kernel part",
 			(uint64_t)st.unmatched, (uint64_t)st.deferred);
 	return EXIT_OK;
 }

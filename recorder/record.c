@@ -350,12 +350,12 @@ static int record__choose_path(struct record *rec)
 	if (err == -ENOSYS) {
 		/* session__open() said why */
 	} else if (err == -EACCES || err == -EPERM) {
-		pr_err("warning: cannot open %s: %s (root only); recording with --call-graph %s",
+		pr_warn("cannot open %s: %s (root only); recording with --call-graph %s",
 		       PERF_DEFER_DEVICE_PATH, strerror(-err), rec->dwarf ? "dwarf" : "fp");
 	} else if (rec->dwarf) {
-		pr_err("warning: no deferred dumps here (module perf_defer not loaded: 'modprobe perf_defer'); recording with --call-graph dwarf");
+		pr_warn("no deferred dumps here (module perf_defer not loaded: 'modprobe perf_defer'); recording with --call-graph dwarf");
 	} else {
-		pr_err("warning: no deferred callchains here (kernel < 6.19 and module perf_defer not loaded: 'modprobe perf_defer'); recording with --call-graph fp");
+		pr_warn("no deferred callchains here (kernel < 6.19 and module perf_defer not loaded: 'modprobe perf_defer'); recording with --call-graph fp");
 	}
 	rec->path = RECORD_PATH_FP;
 	/* perf's own dumps are in the samples: nothing is deferred */

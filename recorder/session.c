@@ -47,7 +47,7 @@ int session__open(struct session *s, unsigned int data_pages, __u32 dump_size,
 		};
 
 		if (v.minor < 1) {
-			pr_err("warning: module ABI %u.%u has no dumps for dwarf,defer (needs 1.1); recording with --call-graph dwarf",
+			pr_warn("module ABI %u.%u has no dumps for dwarf,defer (needs 1.1); recording with --call-graph dwarf",
 			       v.major, v.minor);
 			close(fd);
 			return -ENOSYS;

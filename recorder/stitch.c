@@ -660,8 +660,8 @@ int stitch__reader(struct perf_data_reader *r, struct perf_data_writer *w, struc
 
 		attr__clear_defer(&attr);
 		if (a->cut && !quiet)
-			fprintf(stderr, "perf-defer: %s: warning: attr %u (%s): fields newer than this perf-defer were dropped\n",
-				pr_cmd ? pr_cmd : "stitch", i, a->name ? a->name : "unnamed");
+			pr_warn("attr %u (%s): fields newer than this perf-defer were dropped",
+				i, a->name ? a->name : "unnamed");
 		err = stitch__add_attr(sr.st, &attr, a->ids, a->nr_ids);
 		/* dwarf,defer: registers and stack in every stitched sample */
 		attr__stitch_user_dump(&attr);
@@ -706,11 +706,10 @@ int stitch__reader(struct perf_data_reader *r, struct perf_data_writer *w, struc
 		return err;
 	for (unsigned int t = 0; t < 256; t++)
 		if (sr.dropped[t])
-			fprintf(stderr, "perf-defer: %s: warning: dropped %" PRIu64 " PERF_RECORD_%s (type %u) records that perf 6.1 cannot read\n",
-				pr_cmd ? pr_cmd : "stitch", (uint64_t)sr.dropped[t],
-				perf_event__name(t), t);
+			pr_warn("dropped %" PRIu64 " PERF_RECORD_%s (type %u) records that perf 6.1 cannot read",
+				(uint64_t)sr.dropped[t], perf_event__name(t), t);
 	if (out_of_order)
-		fprintf(stderr, "perf-defer: %s: warning: %" PRIu64 " records came after a round that was already written; the output is not fully in time order\n",
-			pr_cmd ? pr_cmd : "stitch", (uint64_t)out_of_order);
+		pr_warn("%" PRIu64 " records came after a round that was already written; the output is not fully in time order",
+			(uint64_t)out_of_order);
 	return err;
 }

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/* Messages for people, and the library's last error.  See util.h. */
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -6,18 +7,33 @@
 
 const char *pr_cmd;
 
-void pr_err(const char *fmt, ...)
+static void pr_vmsg(const char *level, const char *fmt, va_list ap)
 {
-	va_list ap;
-
 	fflush(stdout);
 	fputs("perf-defer: ", stderr);
 	if (pr_cmd)
 		fprintf(stderr, "%s: ", pr_cmd);
-	va_start(ap, fmt);
+	fputs(level, stderr);
 	vfprintf(stderr, fmt, ap);
-	va_end(ap);
 	fputc('\n', stderr);
+}
+
+void pr_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	pr_vmsg("", fmt, ap);
+	va_end(ap);
+}
+
+void pr_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	pr_vmsg("warning: ", fmt, ap);
+	va_end(ap);
 }
 
 static char error_buf[512];

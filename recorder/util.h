@@ -19,9 +19,11 @@ extern const char *pr_cmd;
 
 /*
  * "perf-defer: <cmd>: <message>\n" on stderr, after flushing stdout so
- * that both keep their order when they go to the same file.
+ * that both keep their order when they go to the same file.  pr_warn()
+ * says "warning: " before the message; every warning goes through it.
  */
 void pr_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void pr_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* The last error message of the library, for people. */
 const char *error__msg(void);
