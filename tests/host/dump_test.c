@@ -13,48 +13,15 @@
 
 #include "kselftest_harness.h"
 
+#define T_TMPDIR
 #include "pd_test_fake.h"
 
 #define PERF	"/usr/bin/perf"
 
-static char tmpdir[] = "/tmp/pd-dump-XXXXXX";
-static bool have_tmpdir;
-
-static void __attribute__((constructor)) make_tmpdir(void)
-{
-	have_tmpdir = mkdtemp(tmpdir) != NULL;
-}
-
-static void __attribute__((destructor)) remove_tmpdir(void)
-{
-	char cmd[64];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	if (have_tmpdir && system(cmd))
-		fprintf(stderr, "cannot remove %s\n", tmpdir);
-}
-
-static char *tmp_path(const char *name)
-{
-	static char paths[8][PATH_MAX];
-	static int i;
-	char *p = paths[i++ % 8];
-
-	snprintf(p, PATH_MAX, "%s/%s", tmpdir, name);
-	return p;
-}
-
-static char *bin(void)
-{
-	const char *env = getenv("PERF_DEFER_SAN");
-
-	return (char *)(env && *env ? env : PD_SAN_BIN);
-}
-
 #define RUN(r, out, ...)							\
 	do {									\
 		char *argv_[] = { __VA_ARGS__, NULL };				\
-		ASSERT_TRUE(have_tmpdir);					\
+		ASSERT_TRUE(t_have_tmpdir);					\
 		ASSERT_TRUE(t_have(argv_[0])) TH_LOG("no %s (make -C tests/host)", argv_[0]); \
 		ASSERT_EQ(0, t_run(r, out, argv_));				\
 	} while (0)
@@ -127,7 +94,7 @@ static void compare_with_perf(struct __test_metadata *_metadata, char *file)
 	struct perf_data_reader *r;
 	int compared = 0;
 
-	RUN(&ours, NULL, bin(), "dump", "-i", file);
+	RUN(&ours, NULL, t_san_bin(), "dump", "-i", file);
 	ASSERT_EQ(0, ours.code) TH_LOG("%s", ours.err);
 	ASSERT_STREQ("", ours.err);
 	RUN(&perf, NULL, PERF, "report", "-D", "-i", file);
@@ -161,7 +128,7 @@ static void compare_with_perf(struct __test_metadata *_metadata, char *file)
 
 TEST(dump_matches_perf_report_D)
 {
-	char *file = tmp_path("fake-stitched.data");
+	char *file = t_tmp_path("fake-stitched.data");
 
 	ASSERT_EQ(0, write_fake(file, false));
 	if (!t_have(PERF))
@@ -172,7 +139,7 @@ TEST(dump_matches_perf_report_D)
 /* A file of perf record itself, when this host lets us record. */
 TEST(dump_matches_perf_report_D_real)
 {
-	char *file = tmp_path("perf-record.data");
+	char *file = t_tmp_path("perf-record.data");
 	struct t_run r;
 
 	if (!t_have(PERF))
@@ -188,7 +155,7 @@ TEST(dump_matches_perf_report_D_real)
 /* Record 22 as perf >= 6.19 dumps it: the cookie, then the user chain. */
 TEST(dump_callchain_deferred)
 {
-	char *file = tmp_path("fake-deferred.data"), want[1024], hex[64];
+	char *file = t_tmp_path("fake-deferred.data"), want[1024], hex[64];
 	const struct perf_event_header *ev;
 	struct fake_proc fp;
 	struct t_run r;
@@ -197,7 +164,7 @@ TEST(dump_callchain_deferred)
 
 	ASSERT_EQ(0, fake_proc__init(&fp));
 	ASSERT_EQ(0, fake_proc__file(&fp, file, true, NULL, 0));
-	RUN(&r, NULL, bin(), "dump", "-i", file);
+	RUN(&r, NULL, t_san_bin(), "dump", "-i", file);
 	ASSERT_EQ(0, r.code) TH_LOG("%s", r.err);
 	ASSERT_STREQ("", r.err);
 
@@ -255,15 +222,15 @@ TEST(dump_callchain_deferred)
 /* --stats prints the counts that end a full dump, and nothing before them */
 TEST(dump_stats_is_the_tail)
 {
-	char *file = tmp_path("fake-stats.data");
+	char *file = t_tmp_path("fake-stats.data");
 	const char *tail;
 	struct t_run full, st;
 
 	for (int deferred = 0; deferred < 2; deferred++) {
 		ASSERT_EQ(0, write_fake(file, deferred));
-		RUN(&full, NULL, bin(), "dump", "-i", file);
+		RUN(&full, NULL, t_san_bin(), "dump", "-i", file);
 		ASSERT_EQ(0, full.code) TH_LOG("%s", full.err);
-		RUN(&st, NULL, bin(), "dump", "--stats", "-i", file);
+		RUN(&st, NULL, t_san_bin(), "dump", "--stats", "-i", file);
 		ASSERT_EQ(0, st.code) TH_LOG("%s", st.err);
 		ASSERT_STREQ("", st.err);
 		tail = strstr(full.out, "\nAggregated stats:\n");
@@ -288,8 +255,8 @@ FIXTURE_TEARDOWN(slow) {}
 
 TEST_F_TIMEOUT(slow, truncated_inputs, 300)
 {
-	char *file = tmp_path("trunc-src.data"), *cut = tmp_path("trunc.data");
-	char *out = tmp_path("trunc-out.data");
+	char *file = t_tmp_path("trunc-src.data"), *cut = t_tmp_path("trunc.data");
+	char *out = t_tmp_path("trunc-out.data");
 	unsigned char *buf;
 	size_t size;
 	int runs = 0;
@@ -301,13 +268,13 @@ TEST_F_TIMEOUT(slow, truncated_inputs, 300)
 		struct t_run r;
 
 		ASSERT_EQ(0, t_spew(cut, buf, len));
-		RUN(&r, NULL, bin(), "dump", "-i", cut);
+		RUN(&r, NULL, t_san_bin(), "dump", "-i", cut);
 		ASSERT_CLEAN(&r);
 		ASSERT_EQ(1, r.code) TH_LOG("length %zu: exit %d", len, r.code);
 		ASSERT_EQ(0, strncmp(r.err, "perf-defer: dump: ", 18)) TH_LOG("%s", r.err);
 		ASSERT_NE(NULL, strchr(r.err, '\n'));
 		t_run_free(&r);
-		RUN(&r, NULL, bin(), "stitch", "-i", cut, "-o", out);
+		RUN(&r, NULL, t_san_bin(), "stitch", "-i", cut, "-o", out);
 		ASSERT_CLEAN(&r);
 		ASSERT_EQ(1, r.code) TH_LOG("length %zu: exit %d", len, r.code);
 		ASSERT_EQ(0, strncmp(r.err, "perf-defer: stitch: ", 20)) TH_LOG("%s", r.err);
@@ -322,8 +289,8 @@ TEST_F_TIMEOUT(slow, truncated_inputs, 300)
 /* Random byte flips: exit 0 or 1, never a crash or a sanitizer report. */
 TEST(flipped_inputs)
 {
-	char *file = tmp_path("flip-src.data"), *bad = tmp_path("flip.data");
-	char *out = tmp_path("flip-out.data");
+	char *file = t_tmp_path("flip-src.data"), *bad = t_tmp_path("flip.data");
+	char *out = t_tmp_path("flip-out.data");
 	unsigned char *buf;
 	unsigned int seed = 4242;
 	size_t size;
@@ -341,13 +308,13 @@ TEST(flipped_inputs)
 			copy[rand_r(&seed) % size] ^= 1 << rand_r(&seed) % 8;
 		ASSERT_EQ(0, t_spew(bad, copy, size));
 		free(copy);
-		RUN(&r, "/dev/null", bin(), "dump", "-i", bad);
+		RUN(&r, "/dev/null", t_san_bin(), "dump", "-i", bad);
 		ASSERT_CLEAN(&r);
 		failed += r.code != 0;
 		if (r.code)
 			ASSERT_EQ(0, strncmp(r.err, "perf-defer: dump: ", 18)) TH_LOG("%s", r.err);
 		t_run_free(&r);
-		RUN(&r, NULL, bin(), "stitch", "-q", "-i", bad, "-o", out);
+		RUN(&r, NULL, t_san_bin(), "stitch", "-q", "-i", bad, "-o", out);
 		ASSERT_CLEAN(&r);
 		if (r.code)
 			ASSERT_NE(0, access(out, F_OK));
@@ -360,11 +327,11 @@ TEST(flipped_inputs)
 
 TEST(dump_to_full_stdout)
 {
-	char *file = tmp_path("full.data");
+	char *file = t_tmp_path("full.data");
 	struct t_run r;
 
 	ASSERT_EQ(0, write_fake(file, true));
-	RUN(&r, "/dev/full", bin(), "dump", "-i", file);
+	RUN(&r, "/dev/full", t_san_bin(), "dump", "-i", file);
 	ASSERT_CLEAN(&r);
 	ASSERT_EQ(1, r.code);
 	ASSERT_NE(NULL, strstr(r.err, "cannot write to standard output: No space left on device"))
@@ -374,12 +341,12 @@ TEST(dump_to_full_stdout)
 
 TEST(stitch_to_dev_full)
 {
-	char *file = tmp_path("full-src.data");
+	char *file = t_tmp_path("full-src.data");
 	struct t_run r;
 	struct stat st;
 
 	ASSERT_EQ(0, write_fake(file, true));
-	RUN(&r, NULL, bin(), "stitch", "-i", file, "-o", "/dev/full");
+	RUN(&r, NULL, t_san_bin(), "stitch", "-i", file, "-o", "/dev/full");
 	ASSERT_CLEAN(&r);
 	ASSERT_EQ(1, r.code);
 	ASSERT_NE(NULL, strstr(r.err, "perf-defer: stitch: cannot write /dev/full: No space left on device"))
@@ -406,8 +373,8 @@ static size_t hostname_section(char *buf, const char *name)
  */
 TEST(stitch_end_to_end)
 {
-	char *def = tmp_path("e2e-deferred.data"), *direct = tmp_path("e2e-direct.data");
-	char *out = tmp_path("e2e-stitched.data"), host[68];
+	char *def = t_tmp_path("e2e-deferred.data"), *direct = t_tmp_path("e2e-direct.data");
+	char *out = t_tmp_path("e2e-stitched.data"), host[68];
 	struct feat_raw raw = { .feat = PD_FEAT_HOSTNAME, .data = host };
 	const struct perf_event_header *ev;
 	struct t_run r, want;
@@ -420,7 +387,7 @@ TEST(stitch_end_to_end)
 	ASSERT_EQ(0, fake_proc__file(&fp, def, true, &raw, 1));
 	ASSERT_EQ(0, fake_proc__file(&fp, direct, false, &raw, 1));
 
-	RUN(&r, NULL, bin(), "stitch", "-i", def, "-o", out, "--stats");
+	RUN(&r, NULL, t_san_bin(), "stitch", "-i", def, "-o", out, "--stats");
 	ASSERT_EQ(0, r.code) TH_LOG("%s", r.err);
 	ASSERT_STREQ("", r.err);
 	ASSERT_STREQ("samples: 8\ndeferred: 8\nstitched: 8\nunmatched: 0\n"
@@ -574,8 +541,8 @@ fail:
 /* A real recording, deferred then stitched, is the recording again. */
 TEST(stitch_real_recording)
 {
-	char *rec = tmp_path("real.data"), *def = tmp_path("real-deferred.data");
-	char *out = tmp_path("real-stitched.data");
+	char *rec = t_tmp_path("real.data"), *def = t_tmp_path("real-deferred.data");
+	char *out = t_tmp_path("real-stitched.data");
 	struct t_run r, want;
 	int n;
 
@@ -588,7 +555,7 @@ TEST(stitch_real_recording)
 	t_run_free(&r);
 	n = defer_recording(rec, def);
 	ASSERT_LT(0, n) TH_LOG("%s", error__msg());
-	RUN(&r, NULL, bin(), "stitch", "-i", def, "-o", out, "--stats");
+	RUN(&r, NULL, t_san_bin(), "stitch", "-i", def, "-o", out, "--stats");
 	ASSERT_EQ(0, r.code) TH_LOG("%s", r.err);
 	TH_LOG("%d samples deferred; stitch --stats:\n%s", n, r.out);
 	t_run_free(&r);
@@ -605,7 +572,7 @@ TEST(stitch_real_recording)
 /* perf 6.1 refuses what stitch exists for: the defer bits of the deferred file. */
 TEST(perf_6_1_warns_on_deferred_input)
 {
-	char *def = tmp_path("warn-deferred.data");
+	char *def = t_tmp_path("warn-deferred.data");
 	struct t_run r;
 
 	if (!t_have(PERF))
@@ -618,36 +585,36 @@ TEST(perf_6_1_warns_on_deferred_input)
 
 TEST(usage)
 {
-	char *file = tmp_path("usage.data");
+	char *file = t_tmp_path("usage.data");
 	struct t_run r;
 
 	ASSERT_EQ(0, write_fake(file, true));
-	RUN(&r, NULL, bin(), "stitch", "-i", file);
+	RUN(&r, NULL, t_san_bin(), "stitch", "-i", file);
 	ASSERT_EQ(2, r.code);
 	ASSERT_NE(NULL, strstr(r.err, "perf-defer: stitch: no output file: give one with -o"));
 	ASSERT_NE(NULL, strstr(r.err, "usage: perf-defer stitch "));
 	t_run_free(&r);
-	RUN(&r, NULL, bin(), "stitch", "-i", file, "-o", file);
+	RUN(&r, NULL, t_san_bin(), "stitch", "-i", file, "-o", file);
 	ASSERT_EQ(1, r.code);
 	ASSERT_NE(NULL, strstr(r.err, "are the same file"));
 	t_run_free(&r);
-	RUN(&r, NULL, bin(), "stitch", "--help");
+	RUN(&r, NULL, t_san_bin(), "stitch", "--help");
 	ASSERT_EQ(0, r.code);
 	ASSERT_EQ(0, strncmp(r.out, "usage: perf-defer stitch ", 25));
 	t_run_free(&r);
-	RUN(&r, NULL, bin(), "stitch", "-i", file, "-o", tmp_path("x.data"), "extra");
+	RUN(&r, NULL, t_san_bin(), "stitch", "-i", file, "-o", t_tmp_path("x.data"), "extra");
 	ASSERT_EQ(2, r.code);
 	ASSERT_NE(NULL, strstr(r.err, "unexpected argument 'extra'"));
 	t_run_free(&r);
-	RUN(&r, NULL, bin(), "dump", "-h");
+	RUN(&r, NULL, t_san_bin(), "dump", "-h");
 	ASSERT_EQ(0, r.code);
 	ASSERT_EQ(0, strncmp(r.out, "usage: perf-defer dump ", 23));
 	t_run_free(&r);
-	RUN(&r, NULL, bin(), "dump", "--bogus");
+	RUN(&r, NULL, t_san_bin(), "dump", "--bogus");
 	ASSERT_EQ(2, r.code);
 	ASSERT_NE(NULL, strstr(r.err, "usage: perf-defer dump "));
 	t_run_free(&r);
-	RUN(&r, NULL, bin(), "dump", "-i", "/nonexistent.data");
+	RUN(&r, NULL, t_san_bin(), "dump", "-i", "/nonexistent.data");
 	ASSERT_EQ(1, r.code);
 	ASSERT_STREQ("perf-defer: dump: cannot open /nonexistent.data: No such file or directory\n", r.err);
 	t_run_free(&r);

@@ -25,6 +25,7 @@
 
 #include "kselftest_harness.h"
 
+#define T_TMPDIR
 #include "pd_test_util.h"
 
 /*
@@ -32,13 +33,6 @@
  * the recorder was built with; the golden ones were made with this one.
  */
 #define GOLDEN_ATTR_SIZE	128
-
-static const char *bin(void)
-{
-	const char *env = getenv("PERF_DEFER_SAN");
-
-	return env && *env ? env : PD_SAN_BIN;
-}
 
 static bool updating(void)
 {
@@ -65,10 +59,9 @@ static char *run_text(struct __test_metadata *_metadata, char *const argv[])
 static void check_bytes(struct __test_metadata *_metadata, const char *name, const void *got,
 			size_t size)
 {
-	char cmd[PATH_MAX + 64], got_path[] = "/tmp/pd-golden-XXXXXX";
+	char cmd[2 * PATH_MAX + 64], *got_path = t_tmp_path("got");
 	size_t want_size;
 	void *want;
-	int fd;
 
 	if (updating()) {
 		ASSERT_EQ(0, t_spew(name, got, size)) TH_LOG("cannot write %s", name);
@@ -82,14 +75,10 @@ static void check_bytes(struct __test_metadata *_metadata, const char *name, con
 	}
 	free(want);
 	/* show how they differ */
-	fd = mkstemp(got_path);
-	if (fd >= 0) {
-		close(fd);
-		t_spew(got_path, got, size);
+	if (got_path && !t_spew(got_path, got, size)) {
 		snprintf(cmd, sizeof(cmd), "diff -u -a '%s' '%s' | head -n 60 >&2", name, got_path);
 		if (system(cmd) < 0)
 			perror("diff");
-		unlink(got_path);
 	}
 	ASSERT_TRUE(false) TH_LOG("%s: the output differs (%zu bytes, golden %zu)", name, size,
 				  want_size);
@@ -104,8 +93,8 @@ static void check_text(struct __test_metadata *_metadata, const char *name, char
 }
 
 FIXTURE(golden) {
-	char tmp[32];
-	char data[64], out[64];
+	char data[64];
+	char *out;
 };
 
 FIXTURE_VARIANT(golden) {
@@ -127,17 +116,14 @@ FIXTURE_VARIANT_ADD(golden, truncated) { .name = "truncated" };
 
 FIXTURE_SETUP(golden)
 {
-	strcpy(self->tmp, "/tmp/pd-golden-XXXXXX");
-	ASSERT_NE(NULL, mkdtemp(self->tmp));
 	ASSERT_EQ(0, chdir(PD_GOLDEN_DIR)) TH_LOG("%s: %s", PD_GOLDEN_DIR, strerror(errno));
 	snprintf(self->data, sizeof(self->data), "%s.data", variant->name);
-	snprintf(self->out, sizeof(self->out), "%s/out.data", self->tmp);
+	self->out = t_tmp_path(self->data);
+	ASSERT_NE(NULL, self->out);
 }
 
 FIXTURE_TEARDOWN(golden)
 {
-	unlink(self->out);
-	rmdir(self->tmp);
 }
 
 TEST_F(golden, dump)
@@ -145,7 +131,7 @@ TEST_F(golden, dump)
 	char name[64];
 
 	snprintf(name, sizeof(name), "%s.dump", variant->name);
-	check_text(_metadata, name, (char *[]){ (char *)bin(), "dump", "-i", self->data, NULL });
+	check_text(_metadata, name, (char *[]){ t_san_bin(), "dump", "-i", self->data, NULL });
 }
 
 TEST_F(golden, dump_stats)
@@ -154,7 +140,7 @@ TEST_F(golden, dump_stats)
 
 	snprintf(name, sizeof(name), "%s.dump-stats", variant->name);
 	check_text(_metadata, name,
-		   (char *[]){ (char *)bin(), "dump", "--stats", "-i", self->data, NULL });
+		   (char *[]){ t_san_bin(), "dump", "--stats", "-i", self->data, NULL });
 }
 
 /* What stitch prints and writes, and the dump of what it writes. */
@@ -168,7 +154,7 @@ static void check_stitch(struct __test_metadata *_metadata, const char *base, ch
 
 	snprintf(name, sizeof(name), "%s.stitch", base);
 	snprintf(stitched, sizeof(stitched), "%s.stitched.data", base);
-	text = run_text(_metadata, (char *[]){ (char *)bin(), "stitch", "--stats", "-i", data,
+	text = run_text(_metadata, (char *[]){ t_san_bin(), "stitch", "--stats", "-i", data,
 					       "-o", out_path, NULL });
 	check_bytes(_metadata, name, text, strlen(text));
 	out = t_slurp(out_path, &size);
@@ -187,7 +173,7 @@ static void check_stitch(struct __test_metadata *_metadata, const char *base, ch
 	ASSERT_NE(NULL, out);
 	check_bytes(_metadata, stitched, out, size);
 	free(out);
-	check_text(_metadata, name, (char *[]){ (char *)bin(), "dump", "-i", stitched, NULL });
+	check_text(_metadata, name, (char *[]){ t_san_bin(), "dump", "-i", stitched, NULL });
 }
 
 TEST_F(golden, stitch)

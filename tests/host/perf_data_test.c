@@ -18,6 +18,7 @@
 #include "kselftest_harness.h"
 
 #include "dump.h"
+#define T_TMPDIR
 #include "pd_test_fake.h"
 #include "stitch.h"
 
@@ -25,36 +26,6 @@
 #define ID0		301
 #define ID1		302
 #define ID2		303
-
-/* Made before the tests fork, removed when the harness returns. */
-static char tmpdir[] = "/tmp/pd-test-XXXXXX";
-static bool have_tmpdir;
-
-static void __attribute__((constructor)) make_tmpdir(void)
-{
-	have_tmpdir = mkdtemp(tmpdir) != NULL;
-}
-
-static void __attribute__((destructor)) remove_tmpdir(void)
-{
-	char cmd[64];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	if (have_tmpdir && system(cmd))
-		fprintf(stderr, "cannot remove %s\n", tmpdir);
-}
-
-static const char *tmp_path(const char *name)
-{
-	static char paths[8][PATH_MAX];
-	static int i;
-	char *p = paths[i++ % 8];
-
-	if (!have_tmpdir)
-		return NULL;
-	snprintf(p, PATH_MAX, "%s/%s", tmpdir, name);
-	return p;
-}
 
 /* A small but complete file: two attrs, every record type the stitcher meets. */
 static int write_small(const char *path, bool deferred)
@@ -106,7 +77,7 @@ static int write_small(const char *path, bool deferred)
 /* Everything the reader gives about a file, for the round trip. */
 TEST(roundtrip)
 {
-	const char *path = tmp_path("roundtrip.data");
+	const char *path = t_tmp_path("roundtrip.data");
 	const struct perf_event_header *ev;
 	const struct evsel *a;
 	struct perf_data_reader *r;
@@ -567,7 +538,7 @@ out:
 /* Misuse gets an error and a message. */
 TEST(writer_misuse)
 {
-	const char *path = tmp_path("misuse.data");
+	const char *path = t_tmp_path("misuse.data");
 	struct perf_event_attr a = t_attr(false, true);
 	struct perf_data_writer *w;
 	struct tev e;
@@ -592,7 +563,7 @@ TEST(writer_misuse)
 /* perf 6.1's view of the header: every feature, no warning. */
 TEST(perf_header_only)
 {
-	const char *path = tmp_path("header.data");
+	const char *path = t_tmp_path("header.data");
 	struct perf_event_attr a = t_attr(false, true);
 	static const char *const argv[] = { "record", "-k", "mono", "-g" };
 	struct perf_data_features f = {
@@ -636,7 +607,7 @@ TEST(perf_header_only)
 /* perf 6.1 on the fake process: symbols from our build-id, no warning. */
 TEST(perf_reads_fake_process)
 {
-	const char *path = tmp_path("fake.data");
+	const char *path = t_tmp_path("fake.data");
 	char *script[] = { PERF, "script", "-i", (char *)path, NULL };
 	char *bidl[] = { PERF, "buildid-list", "-i", (char *)path, NULL };
 	char *report[] = { PERF, "report", "--stdio", "-i", (char *)path, NULL };
@@ -691,7 +662,7 @@ out:
 /* Corrupt headers: an error that says what is wrong. */
 TEST(reader_rejects)
 {
-	const char *path = tmp_path("rejects.data");
+	const char *path = t_tmp_path("rejects.data");
 	struct {
 		size_t off;
 		__u64 val;
@@ -747,7 +718,7 @@ TEST(reader_rejects)
 /* Corrupt records: the reader stops at them with the offset and the reason. */
 TEST(reader_bad_records)
 {
-	const char *path = tmp_path("records.data");
+	const char *path = t_tmp_path("records.data");
 	struct {
 		size_t rec;		/* index of the record to break */
 		size_t off;
@@ -818,7 +789,7 @@ static int through_everything(const void *buf, size_t size)
 /* Every truncation of a valid file is an error with a message, never a crash. */
 TEST(every_truncation)
 {
-	const char *path = tmp_path("trunc.data");
+	const char *path = t_tmp_path("trunc.data");
 	unsigned char *buf;
 	size_t size;
 
@@ -837,7 +808,7 @@ TEST(every_truncation)
 /* Random byte flips: errors or not, never a crash (ASan/UBSan watch). */
 TEST(random_byte_flips)
 {
-	const char *path = tmp_path("flips.data");
+	const char *path = t_tmp_path("flips.data");
 	unsigned char *buf, *copy;
 	unsigned int seed = 12345;
 	size_t size;
