@@ -2,9 +2,6 @@
 #ifndef PERF_DEFER_BUILTIN_H
 #define PERF_DEFER_BUILTIN_H
 
-#include <stdbool.h>
-#include <stdio.h>
-
 /*
  * One function per subcommand, one file each (cmd-<name>.c).  argv[0] is
  * "perf-defer: <name>", the prefix getopt puts on its own messages; the
@@ -14,16 +11,5 @@ int cmd_record(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_stitch(int argc, char **argv);
-
-/* The work of 'dump' and 'stitch' on an open file, for tests and fuzzing. */
-struct pd_reader;
-struct pd_writer;
-struct pd_stitch_stats;
-
-/* Print every record to out.  0, or -errno with pd_error(). */
-int dump__reader(struct pd_reader *r, FILE *out, bool stats_only);
-/* Stitch r into w and close w (removed on error).  0, or -errno with pd_error(). */
-int stitch__reader(struct pd_reader *r, struct pd_writer *w, struct pd_stitch_stats *st,
-		   bool quiet);
 
 #endif /* PERF_DEFER_BUILTIN_H */

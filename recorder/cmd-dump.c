@@ -2,23 +2,14 @@
 /*
  * perf-defer dump - print every record of a perf.data file
  *
- * In the manner of 'perf report -D': the file offset, size and type of
- * each record, its raw bytes, then a line that says what it holds; for
- * samples and PERF_RECORD_CALLCHAIN_DEFERRED the callchain.  Records come
- * in file order (perf report -D shows kernel records in time order).  The
- * end is the count of records of each type.
+ * The options; dump.c prints.
  */
-#include <ctype.h>
-#include <errno.h>
 #include <getopt.h>
-#include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
 
 #include "builtin.h"
+#include "dump.h"
 #include "perf-data.h"
 #include "util.h"
 
@@ -33,355 +24,6 @@ static const char dump_usage[] =
 	"        --stats         only the number of records of each type\n"
 	"    -h, --help          show this help\n";
 
-#define NR_TYPES	PD_RECORD_HEADER_MAX_KNOWN
-
-struct dump {
-	FILE *out;
-	const struct pd_reader *r;
-	__u64 combined_type;	/* OR of every attr's sample_type */
-	bool sample_id_all;	/* of the first attr */
-	__u64 nr_events[NR_TYPES + 1];	/* [0]: total, [NR_TYPES]: unknown */
-	__u64 *nr_samples;	/* per attr */
-	bool stats_only;	/* count, print nothing per record */
-};
-
-
-/* perf's trace_event(): 16 bytes a line, hex then characters. */
-static void dump__raw(struct dump *d, const unsigned char *p, size_t len)
-{
-	FILE *f = d->out;
-
-	fprintf(f, ".\n. ... raw event: size %zu bytes\n", len);
-	for (size_t i = 0; i < len; i += 16) {
-		size_t n = len - i < 16 ? len - i : 16;
-
-		fprintf(f, ".  %04zx: ", i);
-		for (size_t j = 0; j < 16; j++) {
-			if (j < n)
-				fprintf(f, " %02x", p[i + j]);
-			else
-				fputs("   ", f);
-		}
-		fputs("  ", f);
-		for (size_t j = 0; j < 16; j++) {
-			if (j < n)
-				fputc(isprint(p[i + j]) && isascii(p[i + j]) ? p[i + j] : '.', f);
-			else
-				fputc(' ', f);
-		}
-		fputc('\n', f);
-	}
-	fputc('\n', f);
-}
-
-/* A string field from off to the end of the record, NUL-terminated or cut. */
-static int field_len(const struct perf_event_header *ev, size_t off)
-{
-	if (off >= ev->size)
-		return 0;
-	return (int)strnlen((const char *)ev + off, ev->size - off);
-}
-
-static void dump__callchain(struct dump *d, const struct pd_sample *s)
-{
-	fprintf(d->out, "... FP chain: nr:%" PRIu64 "\n", (uint64_t)s->nr);
-	for (__u64 i = 0; i < s->nr; i++)
-		fprintf(d->out, "..... %2" PRIu64 ": %016" PRIx64 "\n", (uint64_t)i,
-			(uint64_t)rd64(&s->callchain[i]));
-}
-
-static void dump__sample(struct dump *d, const struct pd_attr *a,
-			 const struct perf_event_header *ev, const struct pd_sample *s)
-{
-	__u64 type = a->attr.sample_type, fmt = a->attr.read_format;
-	FILE *f = d->out;
-
-	fprintf(f, "(IP, 0x%x): %d/%d: %#" PRIx64 " period: %" PRIu64 " addr: %#" PRIx64 "\n",
-		ev->misc, (int)s->pid, (int)s->tid, (uint64_t)s->ip, (uint64_t)s->period,
-		(uint64_t)s->addr);
-	if (type & PERF_SAMPLE_CALLCHAIN)
-		dump__callchain(d, s);
-	if (type & PERF_SAMPLE_BRANCH_STACK)
-		fprintf(f, "... branch stack: nr:%" PRIu64 "\n", (uint64_t)s->branch_nr);
-	if ((type & PERF_SAMPLE_REGS_USER) && s->user_regs_abi)
-		fprintf(f, "... user regs: mask %#" PRIx64 " ABI %s\n",
-			(uint64_t)a->attr.sample_regs_user,
-			s->user_regs_abi == 1 ? "32-bit" : s->user_regs_abi == 2 ? "64-bit" : "unknown");
-	if ((type & PERF_SAMPLE_REGS_INTR) && s->intr_regs_abi)
-		fprintf(f, "... intr regs: mask %#" PRIx64 " ABI %s\n",
-			(uint64_t)a->attr.sample_regs_intr,
-			s->intr_regs_abi == 1 ? "32-bit" : s->intr_regs_abi == 2 ? "64-bit" : "unknown");
-	if (type & PERF_SAMPLE_STACK_USER)
-		fprintf(f, "... ustack: size %" PRIu64 "\n", (uint64_t)s->user_stack_dyn_size);
-	if (type & (PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT))
-		fprintf(f, "... weight: %" PRIu64 "\n", (uint64_t)s->weight);
-	if (type & PERF_SAMPLE_DATA_SRC)
-		fprintf(f, " . data_src: 0x%" PRIx64 "\n", (uint64_t)s->data_src);
-	if (type & PERF_SAMPLE_PHYS_ADDR)
-		fprintf(f, " .. phys_addr: 0x%" PRIx64 "\n", (uint64_t)s->phys_addr);
-	if (type & PERF_SAMPLE_TRANSACTION)
-		fprintf(f, "... transaction: %" PRIx64 "\n", (uint64_t)s->transaction);
-	if (type & PERF_SAMPLE_READ) {
-		fputs("... sample_read:\n", f);
-		if (fmt & PERF_FORMAT_TOTAL_TIME_ENABLED)
-			fprintf(f, "...... time enabled %016" PRIx64 "\n", (uint64_t)s->time_enabled);
-		if (fmt & PERF_FORMAT_TOTAL_TIME_RUNNING)
-			fprintf(f, "...... time running %016" PRIx64 "\n", (uint64_t)s->time_running);
-		if (fmt & PERF_FORMAT_GROUP) {
-			const unsigned char *v = (const unsigned char *)ev + s->read_values_offset;
-			size_t per = 1 + !!(fmt & PERF_FORMAT_ID) + !!(fmt & PERF_FORMAT_LOST);
-
-			fprintf(f, ".... group nr %" PRIu64 "\n", (uint64_t)s->read_nr);
-			for (__u64 i = 0; i < s->read_nr; i++, v += per * 8) {
-				fprintf(f, "..... id %016" PRIx64 ", value %016" PRIx64,
-					(uint64_t)((fmt & PERF_FORMAT_ID) ? rd64(v + 8) : 0),
-					(uint64_t)rd64(v));
-				if (fmt & PERF_FORMAT_LOST)
-					fprintf(f, ", lost %" PRIu64,
-						(uint64_t)rd64(v + 8 * (per - 1)));
-				fputc('\n', f);
-			}
-		} else {
-			fprintf(f, "..... id %016" PRIx64 ", value %016" PRIx64,
-				(uint64_t)s->read_id, (uint64_t)s->read_value);
-			if (fmt & PERF_FORMAT_LOST)
-				fprintf(f, ", lost %" PRIu64, (uint64_t)s->read_lost);
-			fputc('\n', f);
-		}
-	}
-}
-
-/* What follows "PERF_RECORD_<NAME>" for the other record types. */
-static void dump__body(struct dump *d, const struct perf_event_header *ev)
-{
-	const unsigned char *p = (const unsigned char *)ev;
-	FILE *f = d->out;
-
-	switch (ev->type) {
-	case PERF_RECORD_MMAP:
-		fprintf(f, " %d/%d: [%#" PRIx64 "(%#" PRIx64 ") @ %#" PRIx64 "]: %c %.*s\n",
-			(int)rd32(p + 8), (int)rd32(p + 12), (uint64_t)rd64(p + 16),
-			(uint64_t)rd64(p + 24), (uint64_t)rd64(p + 32),
-			(ev->misc & PERF_RECORD_MISC_MMAP_DATA) ? 'r' : 'x',
-			field_len(ev, 40), (const char *)p + 40);
-		break;
-	case PERF_RECORD_MMAP2: {
-		__u32 prot = rd32(p + 64), flags = rd32(p + 68);
-		char bid[2 * PD_BUILD_ID_SIZE + 1], mid[96];
-
-		if (ev->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
-			size_t n = p[40] > PD_BUILD_ID_SIZE ? PD_BUILD_ID_SIZE : p[40];
-
-			snprintf(mid, sizeof(mid), "<%s>", pd_build_id__sprintf(p + 44, n, bid));
-		} else {
-			snprintf(mid, sizeof(mid), "%02x:%02x %" PRIu64 " %" PRIu64,
-				 rd32(p + 40), rd32(p + 44), (uint64_t)rd64(p + 48),
-				 (uint64_t)rd64(p + 56));
-		}
-		fprintf(f, " %d/%d: [%#" PRIx64 "(%#" PRIx64 ") @ %#" PRIx64 " %s]: %c%c%c%c %.*s\n",
-			(int)rd32(p + 8), (int)rd32(p + 12), (uint64_t)rd64(p + 16),
-			(uint64_t)rd64(p + 24), (uint64_t)rd64(p + 32), mid,
-			(prot & PROT_READ) ? 'r' : '-', (prot & PROT_WRITE) ? 'w' : '-',
-			(prot & PROT_EXEC) ? 'x' : '-', (flags & MAP_SHARED) ? 's' : 'p',
-			field_len(ev, 72), (const char *)p + 72);
-		break;
-	}
-	case PERF_RECORD_COMM:
-		fprintf(f, "%s: %.*s:%d/%d\n", (ev->misc & PERF_RECORD_MISC_COMM_EXEC) ? " exec" : "",
-			field_len(ev, 16), (const char *)p + 16, (int)rd32(p + 8), (int)rd32(p + 12));
-		break;
-	case PERF_RECORD_FORK:
-	case PERF_RECORD_EXIT:
-		fprintf(f, "(%d:%d):(%d:%d)\n", (int)rd32(p + 8), (int)rd32(p + 16),
-			(int)rd32(p + 12), (int)rd32(p + 20));
-		break;
-	case PERF_RECORD_LOST:
-		fprintf(f, ": id:%" PRIu64 ": lost:%" PRIu64 "\n", (uint64_t)rd64(p + 8),
-			(uint64_t)rd64(p + 16));
-		break;
-	case PERF_RECORD_LOST_SAMPLES:
-		fprintf(f, ": lost:%" PRIu64 "\n", (uint64_t)rd64(p + 8));
-		break;
-	case PERF_RECORD_THROTTLE:
-	case PERF_RECORD_UNTHROTTLE:
-		fprintf(f, ": time %" PRIu64 " id %" PRIu64 " stream_id %" PRIu64 "\n",
-			(uint64_t)rd64(p + 8), (uint64_t)rd64(p + 16), (uint64_t)rd64(p + 24));
-		break;
-	case PERF_RECORD_READ:
-		fprintf(f, ": %d %d %" PRIu64 "\n", (int)rd32(p + 8), (int)rd32(p + 12),
-			(uint64_t)rd64(p + 16));
-		break;
-	case PERF_RECORD_SWITCH:
-	case PERF_RECORD_SWITCH_CPU_WIDE: {
-		bool out = ev->misc & PERF_RECORD_MISC_SWITCH_OUT;
-		const char *in_out = !out ? "IN         " :
-			!(ev->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) ? "OUT        " :
-			"OUT preempt";
-
-		if (ev->type == PERF_RECORD_SWITCH)
-			fprintf(f, " %s\n", in_out);
-		else
-			fprintf(f, " %s  %s pid/tid: %5d/%-5d\n", in_out, out ? "next" : "prev",
-				(int)rd32(p + 8), (int)rd32(p + 12));
-		break;
-	}
-	case PERF_RECORD_KSYMBOL:
-		fprintf(f, " addr %" PRIx64 " len %u type %u flags 0x%x name %.*s\n",
-			(uint64_t)rd64(p + 8), rd32(p + 16), p[20] | p[21] << 8,
-			p[22] | p[23] << 8, field_len(ev, 24), (const char *)p + 24);
-		break;
-	case PD_RECORD_FINISHED_ROUND:
-		fputc('\n', f);
-		break;
-	case PD_RECORD_ID_INDEX: {
-		/* { nr, { id, idx, cpu, tid }[nr] } */
-		__u64 nr = rd64(p + 8), max = (ev->size - 16u) / 32;
-
-		fprintf(f, " nr: %" PRIu64 "\n", (uint64_t)nr);
-		for (__u64 i = 0; i < nr && i < max; i++) {
-			const unsigned char *e = p + 16 + i * 32;
-
-			fprintf(f, " ... id: %" PRIu64 "  idx: %" PRIu64 "  cpu: %" PRId64 "  tid: %" PRId64 "\n",
-				(uint64_t)rd64(e), (uint64_t)rd64(e + 8), (int64_t)rd64(e + 16),
-				(int64_t)rd64(e + 24));
-		}
-		break;
-	}
-	default:
-		fputs(": unhandled!\n", f);
-		break;
-	}
-}
-
-static int dump__event(struct dump *d, const struct perf_event_header *ev, __u64 off)
-{
-	const struct pd_attr *a = NULL;
-	struct pd_sample s;
-	FILE *f = d->out;
-
-	d->nr_events[0]++;
-	d->nr_events[ev->type < NR_TYPES ? ev->type : NR_TYPES]++;
-	if (d->stats_only) {
-		if (ev->type != PERF_RECORD_SAMPLE)
-			return 0;
-		a = pd_evlist__find(pd_reader__evlist(d->r), ev);
-		if (!a)
-			return -EINVAL;
-		d->nr_samples[a->idx]++;
-		return 0;
-	}
-	fprintf(f, "\n%#" PRIx64 "@%s [%#x]: event: %u\n", (uint64_t)off, pd_reader__name(d->r),
-		ev->size, ev->type);
-	dump__raw(d, (const unsigned char *)ev, ev->size);
-
-	if (ev->type < PD_RECORD_USER_TYPE_START || ev->type == PERF_DEFER_RECORD_USER_DUMP) {
-		a = pd_evlist__find(pd_reader__evlist(d->r), ev);
-		if (!a || pd_sample__parse(&a->attr, ev, &s))
-			return -EINVAL;
-		if (ev->type != PERF_RECORD_SAMPLE && !d->sample_id_all) {
-			fputs("-1 -1 ", f);
-		} else {
-			if (d->combined_type & PERF_SAMPLE_CPU)
-				fprintf(f, "%u ", s.cpu);
-			if (d->combined_type & PERF_SAMPLE_TIME)
-				fprintf(f, "%" PRIu64 " ", (uint64_t)s.time);
-		}
-	} else if (!d->sample_id_all) {
-		fputs("-1 -1 ", f);
-	} else {
-		if (d->combined_type & PERF_SAMPLE_CPU)
-			fputs("0 ", f);
-		if (d->combined_type & PERF_SAMPLE_TIME)
-			fputs("0 ", f);
-	}
-	fprintf(f, "%#" PRIx64 " [%#x]: PERF_RECORD_%s", (uint64_t)off, ev->size,
-		pd_event__name(ev->type));
-
-	switch (ev->type) {
-	case PERF_RECORD_SAMPLE:
-		d->nr_samples[a->idx]++;
-		dump__sample(d, a, ev, &s);
-		break;
-	case PERF_DEFER_RECORD_CALLCHAIN_DEFERRED:
-		/* as perf >= 6.19: the cookie where a sample has its ip */
-		fprintf(f, "(IP, 0x%x): %d/%d: %#" PRIx64 "\n", ev->misc, (int)s.pid, (int)s.tid,
-			(uint64_t)s.cookie);
-		dump__callchain(d, &s);
-		break;
-	case PERF_DEFER_RECORD_USER_DUMP:
-		/* the cookie, then user regs and stack as a dwarf sample shows them */
-		fprintf(f, "(IP, 0x%x): %d/%d: %#" PRIx64 "\n", ev->misc, (int)s.pid, (int)s.tid,
-			(uint64_t)s.cookie);
-		fprintf(f, "... user regs: mask %#" PRIx64 " ABI %s\n",
-			(uint64_t)a->attr.sample_regs_user,
-			s.user_regs_abi == 1 ? "32-bit" : s.user_regs_abi == 2 ? "64-bit" :
-			s.user_regs_abi ? "unknown" : "none");
-		fprintf(f, "... ustack: size %" PRIu64 " dyn_size %" PRIu64 "\n",
-			(uint64_t)s.user_stack_size, (uint64_t)s.user_stack_dyn_size);
-		break;
-	default:
-		dump__body(d, ev);
-		break;
-	}
-	return 0;
-}
-
-static void dump__stats(struct dump *d)
-{
-	FILE *f = d->out;
-	char name[64];
-
-	fputs("\nAggregated stats:\n", f);
-	fprintf(f, "%16s events: %10" PRIu64 "\n", "TOTAL", (uint64_t)d->nr_events[0]);
-	for (unsigned int t = 1; t <= NR_TYPES; t++) {
-		if (!d->nr_events[t])
-			continue;
-		fprintf(f, "%16s events: %10" PRIu64 "  (%4.1f%%)\n",
-			t < NR_TYPES ? pd_event__name(t) : "UNKNOWN", (uint64_t)d->nr_events[t],
-			100.0 * d->nr_events[t] / d->nr_events[0]);
-	}
-	for (unsigned int i = 0; i < pd_reader__nr_attrs(d->r); i++) {
-		fprintf(f, "%s stats:\n", pd_attr__name(pd_reader__attr(d->r, i), name, sizeof(name)));
-		if (d->nr_samples[i])
-			fprintf(f, "%16s events: %10" PRIu64 "\n", "SAMPLE", (uint64_t)d->nr_samples[i]);
-	}
-}
-
-int dump__reader(struct pd_reader *r, FILE *out, bool stats_only)
-{
-	const struct perf_event_header *ev;
-	struct dump d = { .out = out, .r = r, .stats_only = stats_only };
-	int ret;
-
-	d.nr_samples = calloc(pd_reader__nr_attrs(r), sizeof(*d.nr_samples));
-	if (!d.nr_samples) {
-		pd_set_error("%s", strerror(ENOMEM));
-		return -ENOMEM;
-	}
-	for (unsigned int i = 0; i < pd_reader__nr_attrs(r); i++)
-		d.combined_type |= pd_reader__attr(r, i)->attr.sample_type;
-	d.sample_id_all = pd_reader__attr(r, 0)->attr.sample_id_all;
-
-	while ((ret = pd_reader__next(r, &ev)) > 0) {
-		__u64 off = pd_reader__offset(r);
-
-		ret = dump__event(&d, ev, off);
-		if (ret) {
-			char msg[512];
-
-			snprintf(msg, sizeof(msg), "%s", pd_error());
-			fputc('\n', out);
-			pd_set_error("%s: record at %#" PRIx64 ": %s", pd_reader__name(r),
-				     (uint64_t)off, msg);
-			break;
-		}
-	}
-	if (!ret)
-		dump__stats(&d);
-	free(d.nr_samples);
-	return ret;
-}
-
 int cmd_dump(int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -392,7 +34,7 @@ int cmd_dump(int argc, char **argv)
 	};
 	const char *input = "perf.data";
 	bool stats_only = false;
-	struct pd_reader *r;
+	struct perf_data_reader *r;
 	int c, ret;
 
 	while ((c = getopt_long(argc, argv, "+i:h", options, NULL)) != -1) {
@@ -416,14 +58,14 @@ int cmd_dump(int argc, char **argv)
 		fputs(dump_usage, stderr);
 		return EXIT_USAGE;
 	}
-	r = pd_reader__open(input);
+	r = perf_data_reader__open(input);
 	if (!r) {
-		pr_err("%s", pd_error());
+		pr_err("%s", error__msg());
 		return EXIT_FAIL;
 	}
 	ret = dump__reader(r, stdout, stats_only);
 	if (ret)
-		pr_err("%s", pd_error());
-	pd_reader__close(r);
+		pr_err("%s", error__msg());
+	perf_data_reader__close(r);
 	return ret ? EXIT_FAIL : EXIT_OK;
 }

@@ -38,8 +38,8 @@ static const char status_usage[] =
 /* Print the "native:" line; true when the kernel takes defer_callchain. */
 static bool status__native(bool verbose)
 {
-	int base = event__probe(false);
-	int defer = base ? 0 : event__probe(true);
+	int base = evsel__probe(false);
+	int defer = base ? 0 : evsel__probe(true);
 	int err = base ? base : defer;
 
 	if (verbose && base)

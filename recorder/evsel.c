@@ -1,21 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/* Events: their names, and opening them.  See evsel.h. */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
-#include <linux/perf_defer.h>
-
 #include "evsel.h"
-#include "perf-data.h"
 
-int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
-			int group_fd, unsigned long flags)
-{
-	return syscall(__NR_perf_event_open, attr, pid, cpu, group_fd, flags);
-}
-
-int event__probe(bool defer_callchain)
+int evsel__probe(bool defer_callchain)
 {
 	/* exclude_kernel keeps it allowed under perf_event_paranoid 2 */
 	struct perf_event_attr attr = {
@@ -29,10 +21,37 @@ int event__probe(bool defer_callchain)
 	};
 	int fd;
 
-	pd_attr__set_defer(&attr, defer_callchain, false);
+	attr__set_defer(&attr, defer_callchain, false);
 	fd = sys_perf_event_open(&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
 		return errno;
 	close(fd);
 	return 0;
 }
+
+static const char *const hw_names[] = {
+	"cycles", "instructions", "cache-references", "cache-misses", "branches",
+	"branch-misses", "bus-cycles", "stalled-cycles-frontend",
+	"stalled-cycles-backend", "ref-cycles",
+};
+
+static const char *const sw_names[] = {
+	"cpu-clock", "task-clock", "page-faults", "context-switches", "cpu-migrations",
+	"minor-faults", "major-faults", "alignment-faults", "emulation-faults", "dummy",
+	"bpf-output", "cgroup-switches",
+};
+
+const char *evsel__name(const struct evsel *a, char *buf, size_t size)
+{
+	__u64 config = a->attr.config;
+
+	if (a->name)
+		return a->name;
+	if (a->attr.type == PERF_TYPE_HARDWARE && config < sizeof(hw_names) / sizeof(hw_names[0]))
+		return hw_names[config];
+	if (a->attr.type == PERF_TYPE_SOFTWARE && config < sizeof(sw_names) / sizeof(sw_names[0]))
+		return sw_names[config];
+	snprintf(buf, size, "%u:%#llx", a->attr.type, (unsigned long long)config);
+	return buf;
+}
+

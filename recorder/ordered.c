@@ -7,28 +7,31 @@
 
 #include "ordered.h"
 
-struct pd_ordered_entry {
-	__u64	time;
-	int	rank;	/* at equal times: 0 (early) first */
-	__u64	seq;	/* arrival: keeps records of equal time in order */
-	size_t	off;	/* in the arena */
-	size_t	size;
+struct ordered_entry {
+	__u64		time;
+	int		rank;	/* at equal times: 0 (early) first */
+	__u64		seq;	/* arrival: keeps records of equal time in order */
+	const void	*ext;	/* NOCOPY: the record itself; else NULL */
+	size_t		off;	/* else: in the arena */
+	size_t		size;
 };
 
-struct pd_ordered {
-	pd_deliver_fn		deliver;
+struct ordered {
+	event_fn		deliver;
 	void			*arg;
-	struct pd_ordered_entry	*ents;
+	struct ordered_entry	*ents;
 	size_t			nr, cap;
 	char			*arena;
 	size_t			used, arena_cap;
 	__u64			seq, round_max, prev_max;
+	__u64			limit;		/* of the last round */
+	__u64			out_of_order;
 	size_t			delivered;
 };
 
-struct pd_ordered *pd_ordered__new(pd_deliver_fn deliver, void *arg)
+struct ordered *ordered__new(event_fn deliver, void *arg)
 {
-	struct pd_ordered *q = calloc(1, sizeof(*q));
+	struct ordered *q = calloc(1, sizeof(*q));
 
 	if (q) {
 		q->deliver = deliver;
@@ -37,11 +40,11 @@ struct pd_ordered *pd_ordered__new(pd_deliver_fn deliver, void *arg)
 	return q;
 }
 
-int pd_ordered__queue(struct pd_ordered *q, __u64 time, const void *event, size_t size,
-		      bool early)
+int ordered__push(struct ordered *q, __u64 time, const void *event, size_t size,
+		  unsigned int flags)
 {
 	const struct perf_event_header *h = event;
-	struct pd_ordered_entry *e;
+	struct ordered_entry *e;
 
 	if (size < sizeof(*h))
 		return -EINVAL;
@@ -54,7 +57,7 @@ int pd_ordered__queue(struct pd_ordered *q, __u64 time, const void *event, size_
 		q->ents = e;
 		q->cap = cap;
 	}
-	if (q->used + size > q->arena_cap) {
+	if (!(flags & ORDERED_NOCOPY) && q->used + size > q->arena_cap) {
 		size_t cap = q->arena_cap ? 2 * q->arena_cap : 1 << 20;
 		char *a;
 
@@ -66,22 +69,30 @@ int pd_ordered__queue(struct pd_ordered *q, __u64 time, const void *event, size_
 		q->arena = a;
 		q->arena_cap = cap;
 	}
-	memcpy(q->arena + q->used, event, size);
 	e = &q->ents[q->nr++];
 	e->time = time;
-	e->rank = !early;
+	e->rank = !(flags & ORDERED_EARLY);
 	e->seq = q->seq++;
-	e->off = q->used;
 	e->size = size;
-	q->used += size;
+	if (flags & ORDERED_NOCOPY) {
+		e->ext = event;
+		e->off = 0;
+	} else {
+		memcpy(q->arena + q->used, event, size);
+		e->ext = NULL;
+		e->off = q->used;
+		q->used += size;
+	}
 	if (time > q->round_max)
 		q->round_max = time;
+	if (time < q->limit)
+		q->out_of_order++;
 	return 0;
 }
 
-static int pd_ordered_cmp(const void *a, const void *b)
+static int ordered__cmp(const void *a, const void *b)
 {
-	const struct pd_ordered_entry *x = a, *y = b;
+	const struct ordered_entry *x = a, *y = b;
 
 	if (x->time != y->time)
 		return x->time < y->time ? -1 : 1;
@@ -90,15 +101,22 @@ static int pd_ordered_cmp(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+static const void *ordered__event(const struct ordered *q, const struct ordered_entry *e)
+{
+	return e->ext ? e->ext : q->arena + e->off;
+}
+
 /* Deliver, in time order, every record with time <= limit. */
-static int pd_ordered_deliver(struct pd_ordered *q, __u64 limit)
+static int ordered__deliver(struct ordered *q, __u64 limit)
 {
 	size_t i, n, keep_bytes = 0;
 	int ret = 0;
 
-	qsort(q->ents, q->nr, sizeof(*q->ents), pd_ordered_cmp);
+	q->limit = limit;
+	if (q->nr > 1)
+		qsort(q->ents, q->nr, sizeof(*q->ents), ordered__cmp);
 	for (n = 0; n < q->nr && q->ents[n].time <= limit; n++) {
-		ret = q->deliver(q->arg, q->arena + q->ents[n].off, q->ents[n].size);
+		ret = q->deliver(q->arg, ordered__event(q, &q->ents[n]), q->ents[n].size);
 		if (ret) {
 			n++;
 			break;
@@ -106,20 +124,24 @@ static int pd_ordered_deliver(struct pd_ordered *q, __u64 limit)
 	}
 	/* what waits moves to a fresh arena (sorted order is not arena order) */
 	if (n < q->nr) {
-		char *arena = malloc(q->arena_cap);
+		char *arena = q->used ? malloc(q->arena_cap) : NULL;
 
-		if (!arena)
+		if (q->used && !arena)
 			return -ENOMEM;
 		for (i = n; i < q->nr; i++) {
-			struct pd_ordered_entry *e = &q->ents[i - n];
+			struct ordered_entry *e = &q->ents[i - n];
 
 			*e = q->ents[i];
+			if (e->ext)
+				continue;
 			memcpy(arena + keep_bytes, q->arena + e->off, e->size);
 			e->off = keep_bytes;
 			keep_bytes += e->size;
 		}
-		free(q->arena);
-		q->arena = arena;
+		if (q->used) {
+			free(q->arena);
+			q->arena = arena;
+		}
 	}
 	q->nr -= n;
 	q->used = keep_bytes;
@@ -127,30 +149,35 @@ static int pd_ordered_deliver(struct pd_ordered *q, __u64 limit)
 	return ret;
 }
 
-int pd_ordered__round(struct pd_ordered *q)
+int ordered__round(struct ordered *q)
 {
 	__u64 limit = q->prev_max;
 
 	q->prev_max = q->round_max;
-	return pd_ordered_deliver(q, limit);
+	return ordered__deliver(q, limit);
 }
 
-int pd_ordered__flush(struct pd_ordered *q)
+int ordered__flush(struct ordered *q)
 {
-	return pd_ordered_deliver(q, ~0ULL);
+	return ordered__deliver(q, ~0ULL);
 }
 
-size_t pd_ordered__delivered(const struct pd_ordered *q)
+size_t ordered__delivered(const struct ordered *q)
 {
 	return q->delivered;
 }
 
-size_t pd_ordered__pending(const struct pd_ordered *q)
+__u64 ordered__out_of_order(const struct ordered *q)
+{
+	return q->out_of_order;
+}
+
+size_t ordered__pending(const struct ordered *q)
 {
 	return q->nr;
 }
 
-void pd_ordered__delete(struct pd_ordered *q)
+void ordered__delete(struct ordered *q)
 {
 	if (!q)
 		return;

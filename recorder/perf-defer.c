@@ -56,8 +56,8 @@ static int run_command(int argc, char **argv)
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++) {
 		if (strcmp(name, commands[i].name))
 			continue;
-		pd_cmd = commands[i].name;
-		snprintf(prefix, sizeof(prefix), "perf-defer: %s", pd_cmd);
+		pr_cmd = commands[i].name;
+		snprintf(prefix, sizeof(prefix), "perf-defer: %s", pr_cmd);
 		argv[0] = prefix;
 		return commands[i].fn(argc, argv);
 	}

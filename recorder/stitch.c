@@ -4,11 +4,17 @@
  * streaming.  See stitch.h.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ordered.h"
+#include "sample.h"
 #include "stitch.h"
+#include "util.h"
 
 #define DEFAULT_MAX_PENDING	(256UL << 20)
 #define NODE_OVERHEAD		64	/* bytes counted per queued record besides itself */
@@ -44,14 +50,14 @@ struct tidq {
 	struct node *first, *last;
 };
 
-struct pd_stitch {
-	struct pd_writer *out;
-	struct pd_evlist *el;
+struct stitch {
+	struct perf_data_writer *out;
+	struct evlist *el;
 	struct node *head, *tail;
 	size_t pending, max_pending;
 	struct tidq **buckets;
 	size_t nr_buckets, nr_tids;
-	struct pd_stitch_stats st;
+	struct stitch_stats st;
 	int err;
 };
 
@@ -68,9 +74,9 @@ static __u32 rdhdr_type(const void *event)
 	return h.type;
 }
 
-struct pd_stitch *pd_stitch__new(struct pd_writer *out)
+struct stitch *stitch__new(struct perf_data_writer *out)
 {
-	struct pd_stitch *s = calloc(1, sizeof(*s));
+	struct stitch *s = calloc(1, sizeof(*s));
 
 	if (!s)
 		goto fail;
@@ -78,17 +84,17 @@ struct pd_stitch *pd_stitch__new(struct pd_writer *out)
 	s->max_pending = DEFAULT_MAX_PENDING;
 	s->nr_buckets = 64;
 	s->buckets = calloc(s->nr_buckets, sizeof(*s->buckets));
-	s->el = pd_evlist__new();
+	s->el = evlist__new();
 	if (!s->buckets || !s->el)
 		goto fail;
 	return s;
 fail:
-	pd_stitch__delete(s);
+	stitch__delete(s);
 	errno = ENOMEM;
 	return NULL;
 }
 
-void pd_stitch__delete(struct pd_stitch *s)
+void stitch__delete(struct stitch *s)
 {
 	if (!s)
 		return;
@@ -108,28 +114,28 @@ void pd_stitch__delete(struct pd_stitch *s)
 		}
 	}
 	free(s->buckets);
-	pd_evlist__delete(s->el);
+	evlist__delete(s->el);
 	free(s);
 }
 
-int pd_stitch__add_attr(struct pd_stitch *s, const struct perf_event_attr *attr,
-			const __u64 *ids, __u32 nr_ids)
+int stitch__add_attr(struct stitch *s, const struct perf_event_attr *attr,
+		     const __u64 *ids, __u32 nr_ids)
 {
-	int err = pd_evlist__add(s->el, attr, ids, nr_ids, NULL);
+	int err = evlist__add(s->el, attr, ids, nr_ids, NULL);
 
 	if (err)
 		return err;
-	if (pd_evlist__check(s->el))
+	if (evlist__check(s->el))
 		return -EINVAL;
 	return 0;
 }
 
-void pd_stitch__set_max_pending(struct pd_stitch *s, size_t bytes)
+void stitch__set_max_pending(struct stitch *s, size_t bytes)
 {
 	s->max_pending = bytes;
 }
 
-void pd_stitch__stats(const struct pd_stitch *s, struct pd_stitch_stats *st)
+void stitch__stats(const struct stitch *s, struct stitch_stats *st)
 {
 	*st = s->st;
 }
@@ -141,7 +147,7 @@ static size_t tid_hash(__u32 tid, size_t nr)
 	return (size_t)(tid * 0x9e3779b1u) & (nr - 1);
 }
 
-static struct tidq **tidq__slot(struct pd_stitch *s, __u32 tid)
+static struct tidq **tidq__slot(struct stitch *s, __u32 tid)
 {
 	struct tidq **pp = &s->buckets[tid_hash(tid, s->nr_buckets)];
 
@@ -150,7 +156,7 @@ static struct tidq **tidq__slot(struct pd_stitch *s, __u32 tid)
 	return pp;
 }
 
-static void tidq__rehash(struct pd_stitch *s)
+static void tidq__rehash(struct stitch *s)
 {
 	size_t nr = s->nr_buckets * 4;
 	struct tidq **b = calloc(nr, sizeof(*b));
@@ -172,7 +178,7 @@ static void tidq__rehash(struct pd_stitch *s)
 	s->nr_buckets = nr;
 }
 
-static int tidq__hold(struct pd_stitch *s, struct node *n)
+static int tidq__hold(struct stitch *s, struct node *n)
 {
 	struct tidq **pp = tidq__slot(s, n->tid), *q = *pp;
 
@@ -195,9 +201,9 @@ static int tidq__hold(struct pd_stitch *s, struct node *n)
 
 /* ---- output ---------------------------------------------------------- */
 
-static int stitch__write(struct pd_stitch *s, const void *ev, size_t size)
+static int stitch__write(struct stitch *s, const void *ev, size_t size)
 {
-	int err = pd_writer__write(s->out, ev, size);
+	int err = perf_data_writer__write(s->out, ev, size);
 
 	if (err && !s->err)
 		s->err = err;
@@ -205,7 +211,7 @@ static int stitch__write(struct pd_stitch *s, const void *ev, size_t size)
 }
 
 /* Write the records at the head of the FIFO that wait for nothing. */
-static int stitch__drain(struct pd_stitch *s)
+static int stitch__drain(struct stitch *s)
 {
 	while (s->head && !s->head->held && !s->err) {
 		struct node *n = s->head;
@@ -221,7 +227,7 @@ static int stitch__drain(struct pd_stitch *s)
 	return s->err;
 }
 
-static void fifo__append(struct pd_stitch *s, struct node *n)
+static void fifo__append(struct stitch *s, struct node *n)
 {
 	if (s->tail)
 		s->tail->next = n;
@@ -250,7 +256,7 @@ static struct node *node__new(const void *event, size_t size)
 }
 
 /* A record that waits for nothing of its own. */
-static int stitch__pass(struct pd_stitch *s, const void *event, size_t size)
+static int stitch__pass(struct stitch *s, const void *event, size_t size)
 {
 	struct node *n;
 
@@ -270,7 +276,7 @@ static int stitch__pass(struct pd_stitch *s, const void *event, size_t size)
  * to what fits in a record, as the kernel cuts sample_stack_user.
  * Returns the new record (malloc'ed) and its size, or NULL.
  */
-static unsigned char *dump__rewrite(struct pd_stitch *s, const unsigned char *ev, size_t size,
+static unsigned char *dump__rewrite(struct stitch *s, const unsigned char *ev, size_t size,
 				    size_t cc_off, __u64 cc_nr, bool pair, size_t ru_off,
 				    const struct payload *p, size_t *out_size)
 {
@@ -293,8 +299,8 @@ static unsigned char *dump__rewrite(struct pd_stitch *s, const unsigned char *ev
 		__u64 over = size - cut + len - PD_MAX_EVENT_SIZE;
 
 		if (!stack || over > stack + 8) {
-			pd_set_error("stitch: a sample of %zu bytes has no room for its user registers",
-				     size);
+			error__set("stitch: a sample of %zu bytes has no room for its user registers",
+				   size);
 			s->err = -EINVAL;
 			return NULL;
 		}
@@ -340,7 +346,7 @@ static unsigned char *dump__rewrite(struct pd_stitch *s, const unsigned char *ev
  * Rewrite a held sample: the USER_DEFERRED, cookie pair becomes
  * PERF_CONTEXT_USER, ips[0..nr) (nothing when ips is NULL or nr is 0).
  */
-static int node__rewrite(struct pd_stitch *s, struct node *n, const struct payload *pl)
+static int node__rewrite(struct stitch *s, struct node *n, const struct payload *pl)
 {
 	const unsigned char *ips = pl ? pl->ips : NULL;
 	__u64 nr = pl ? pl->nr : 0;
@@ -389,7 +395,7 @@ done:
  * (when p is not NULL and of their kind: ips for a callchain, a dump for
  * a USER_DUMP attr), the others are unmatched.  Returns how many matched.
  */
-static __u64 stitch__release(struct pd_stitch *s, __u32 tid, __u64 cookie,
+static __u64 stitch__release(struct stitch *s, __u32 tid, __u64 cookie,
 			     const struct payload *p, bool evict)
 {
 	struct tidq **pp = tidq__slot(s, tid), *q = *pp;
@@ -417,7 +423,7 @@ static __u64 stitch__release(struct pd_stitch *s, __u32 tid, __u64 cookie,
 }
 
 /* Over budget: release the oldest held samples, unmatched. */
-static void stitch__evict(struct pd_stitch *s)
+static void stitch__evict(struct stitch *s)
 {
 	while (s->pending > s->max_pending && s->head && !s->err) {
 		if (s->head->held)
@@ -426,16 +432,16 @@ static void stitch__evict(struct pd_stitch *s)
 	}
 }
 
-static int stitch__sample(struct pd_stitch *s, const void *event, size_t size)
+static int stitch__sample(struct stitch *s, const void *event, size_t size)
 {
-	const struct pd_attr *a = pd_evlist__find(s->el, event);
-	struct pd_sample smp;
+	const struct evsel *a = evlist__find(s->el, event);
+	struct perf_sample smp;
 	struct node *n;
 
 	s->st.samples++;
-	if (!a || pd_sample__parse(&a->attr, event, &smp))
+	if (!a || perf_sample__parse(&a->attr, event, &smp))
 		return -EINVAL;
-	if (!smp.deferred && pd_attr__user_dump(&a->attr)) {
+	if (!smp.deferred && attr__user_dump(&a->attr)) {
 		/* not deferred (an in-NMI walk, kept): no registers, no stack */
 		unsigned char *p = dump__rewrite(s, event, size, smp.callchain_offset, smp.nr,
 						 false, smp.regs_user_offset, NULL, &size);
@@ -458,7 +464,7 @@ static int stitch__sample(struct pd_stitch *s, const void *event, size_t size)
 	n->cookie = smp.cookie;
 	n->cc_off = smp.callchain_offset;
 	n->cc_nr = smp.nr;
-	n->dump = pd_attr__user_dump(&a->attr);
+	n->dump = attr__user_dump(&a->attr);
 	n->ru_off = smp.regs_user_offset;
 	if (tidq__hold(s, n)) {
 		free(n->ev);
@@ -471,14 +477,14 @@ static int stitch__sample(struct pd_stitch *s, const void *event, size_t size)
 }
 
 /* A CALLCHAIN_DEFERRED or USER_DUMP record: its samples get it. */
-static int stitch__deferred(struct pd_stitch *s, const void *event)
+static int stitch__deferred(struct stitch *s, const void *event)
 {
-	const struct pd_attr *a = pd_evlist__find(s->el, event);
+	const struct evsel *a = evlist__find(s->el, event);
 	struct payload p = { };
-	struct pd_sample smp;
+	struct perf_sample smp;
 
 	s->st.records++;
-	if (!a || pd_sample__parse(&a->attr, event, &smp))
+	if (!a || perf_sample__parse(&a->attr, event, &smp))
 		return -EINVAL;
 	if (rdhdr_type(event) == PERF_DEFER_RECORD_USER_DUMP) {
 		p.dump = (const unsigned char *)event + smp.regs_user_offset;
@@ -493,19 +499,19 @@ static int stitch__deferred(struct pd_stitch *s, const void *event)
 	return stitch__drain(s);
 }
 
-int pd_stitch__event(struct pd_stitch *s, const void *event, size_t size)
+int stitch__event(struct stitch *s, const void *event, size_t size)
 {
 	struct perf_event_header h;
 
 	if (s->err)
 		return s->err;
 	if (size < sizeof(h)) {
-		pd_set_error("stitch: record of %zu bytes", size);
+		error__set("stitch: record of %zu bytes", size);
 		return -EINVAL;
 	}
 	memcpy(&h, event, sizeof(h));
 	if (h.size != size) {
-		pd_set_error("stitch: record of %zu bytes with header.size %u", size, h.size);
+		error__set("stitch: record of %zu bytes with header.size %u", size, h.size);
 		return -EINVAL;
 	}
 	switch (h.type) {
@@ -531,7 +537,7 @@ int pd_stitch__event(struct pd_stitch *s, const void *event, size_t size)
 	return stitch__pass(s, event, size);
 }
 
-int pd_stitch__finish(struct pd_stitch *s, struct pd_stitch_stats *st)
+int stitch__finish(struct stitch *s, struct stitch_stats *st)
 {
 	for (size_t i = 0; i < s->nr_buckets && !s->err; i++) {
 		while (s->buckets[i])
@@ -541,4 +547,169 @@ int pd_stitch__finish(struct pd_stitch *s, struct pd_stitch_stats *st)
 	if (st)
 		*st = s->st;
 	return s->err;
+}
+
+/* ---- a file, stitched ------------------------------------------------ */
+
+/*
+ * The records of a file go to the stitcher in time order: perf writes each
+ * CPU's buffer as it comes, unsorted across CPUs, with a FINISHED_ROUND
+ * after each pass over the buffers, so they are sorted the way perf's
+ * ordered events do (ordered.c) before they reach it.  A file without
+ * FINISHED_ROUND is sorted whole.
+ */
+
+/* Feature sections copied to the output as they are. */
+static const unsigned int copied_features[] = {
+	PD_FEAT_BUILD_ID, PD_FEAT_HOSTNAME, PD_FEAT_OSRELEASE, PD_FEAT_VERSION,
+	PD_FEAT_ARCH, PD_FEAT_NRCPUS, PD_FEAT_CPUDESC, PD_FEAT_CPUID,
+	PD_FEAT_TOTAL_MEM, PD_FEAT_CMDLINE, PD_FEAT_CPU_TOPOLOGY,
+	PD_FEAT_NUMA_TOPOLOGY, PD_FEAT_BRANCH_STACK, PD_FEAT_PMU_MAPPINGS,
+	PD_FEAT_GROUP_DESC, PD_FEAT_CACHE, PD_FEAT_SAMPLE_TIME,
+	PD_FEAT_MEM_TOPOLOGY, PD_FEAT_CLOCKID, PD_FEAT_CLOCK_DATA,
+};
+
+struct stitch_reader {
+	struct stitch	*st;
+	struct ordered	*oq;
+	__u64			dropped[256];	/* records of each type left out */
+};
+
+/* The time of a kernel record, or -1 (and 0) when it has none. */
+static int stitch_reader__time(const struct perf_data_reader *r,
+			       const struct perf_event_header *ev, __u64 *time)
+{
+	const struct evsel *a = evlist__find(perf_data_reader__evlist(r), ev);
+	struct perf_sample s;
+
+	if (!a || perf_sample__parse(&a->attr, ev, &s))
+		return -EINVAL;
+	*time = s.time;
+	return 0;
+}
+
+/* One record of the file: dropped, written at once, or queued for its round. */
+static int stitch_reader__event(struct stitch_reader *sr, const struct perf_data_reader *r,
+				const struct perf_event_header *ev, bool stable)
+{
+	__u64 time;
+	int err;
+
+	if (ev->type == PD_RECORD_COMPRESSED || ev->type == PD_RECORD_COMPRESSED2) {
+		error__set("compressed records (perf record -z) are not supported: decompress first with 'perf inject -i IN -o OUT'");
+		return -EINVAL;
+	}
+	if (ev->type == PD_RECORD_FINISHED_ROUND) {
+		/* perf's OE_FLUSH__ROUND: what came before the previous round is complete */
+		err = ordered__round(sr->oq);
+		return err ? err : stitch__event(sr->st, ev, ev->size);
+	}
+	if (ev->type == PERF_DEFER_RECORD_USER_DUMP)
+		goto queue;	/* the stitcher takes it, in time order */
+	if ((ev->type > PERF_DEFER_RECORD_CALLCHAIN_DEFERRED && ev->type < PD_RECORD_USER_TYPE_START) ||
+	    ev->type >= PD_RECORD_HEADER_MAX_6_1 || ev->type == PD_RECORD_AUXTRACE ||
+	    ev->type == PD_RECORD_AUXTRACE_INFO || ev->type == PD_RECORD_AUXTRACE_ERROR ||
+	    ev->type == PD_RECORD_HEADER_TRACING_DATA) {
+		/* unknown to perf 6.1, or with a payload we do not carry */
+		sr->dropped[ev->type & 0xff]++;
+		return 0;
+	}
+	if (ev->type >= PD_RECORD_USER_TYPE_START)
+		return stitch__event(sr->st, ev, ev->size);	/* perf: right away */
+queue:
+	if (stitch_reader__time(r, ev, &time))
+		return -EINVAL;
+	/* perf delivers records without a time right away */
+	if (!time || time == (__u64)-1)
+		return stitch__event(sr->st, ev, ev->size);
+	/* the reader's pointer lasts unless it had to align a copy */
+	err = ordered__push(sr->oq, time, ev, ev->size, stable ? ORDERED_NOCOPY : 0);
+	if (err)
+		error__set("%s", strerror(-err));
+	return err;
+}
+
+static int stitch_reader__deliver(void *arg, const void *event, size_t size)
+{
+	struct stitch_reader *sr = arg;
+
+	return stitch__event(sr->st, event, size);
+}
+
+int stitch__reader(struct perf_data_reader *r, struct perf_data_writer *w, struct stitch_stats *st,
+		   bool quiet)
+{
+	struct feat_raw raw[sizeof(copied_features) / sizeof(copied_features[0])];
+	struct perf_data_features feat = { .no_host = true, .raw = raw };
+	struct stitch_reader sr = { .st = stitch__new(w) };
+	const struct perf_event_header *ev;
+	__u64 out_of_order;
+	int err = 0, ret;
+
+	sr.oq = ordered__new(stitch_reader__deliver, &sr);
+	if (!sr.st || !sr.oq) {
+		stitch__delete(sr.st);
+		ordered__delete(sr.oq);
+		perf_data_writer__abort(w);
+		error__set("%s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	for (unsigned int i = 0; i < perf_data_reader__nr_attrs(r) && !err; i++) {
+		const struct evsel *a = perf_data_reader__attr(r, i);
+		struct perf_event_attr attr = a->attr;
+
+		attr__clear_defer(&attr);
+		if (a->cut && !quiet)
+			pr_warn("attr %u (%s): fields newer than this perf-defer were dropped",
+				i, a->name ? a->name : "unnamed");
+		err = stitch__add_attr(sr.st, &attr, a->ids, a->nr_ids);
+		/* dwarf,defer: registers and stack in every stitched sample */
+		attr__stitch_user_dump(&attr);
+		if (!err)
+			err = perf_data_writer__add_attr(w, &attr, a->ids, a->nr_ids, a->name);
+	}
+
+	while (!err && (ret = perf_data_reader__next(r, &ev)) > 0) {
+		err = stitch_reader__event(&sr, r, ev, perf_data_reader__event_stable(r, ev));
+		if (err == -EINVAL) {
+			char msg[512];
+
+			snprintf(msg, sizeof(msg), "%s", error__msg());
+			error__set("%s: record at %#" PRIx64 ": %s", perf_data_reader__name(r),
+				   (uint64_t)perf_data_reader__offset(r), msg);
+		}
+	}
+	if (!err && ret < 0)
+		err = ret;
+	if (!err)
+		err = ordered__flush(sr.oq);
+	if (!err)
+		err = stitch__finish(sr.st, st);
+	out_of_order = ordered__out_of_order(sr.oq);
+	ordered__delete(sr.oq);
+	stitch__delete(sr.st);
+	if (err) {
+		perf_data_writer__abort(w);
+		return err;
+	}
+
+	for (size_t i = 0; i < sizeof(copied_features) / sizeof(copied_features[0]); i++) {
+		struct feat_raw *f = &raw[feat.nr_raw];
+
+		if (perf_data_reader__feat(r, copied_features[i], &f->data, &f->size)) {
+			f->feat = copied_features[i];
+			feat.nr_raw++;
+		}
+	}
+	err = perf_data_writer__close(w, &feat);
+	if (quiet)
+		return err;
+	for (unsigned int t = 0; t < 256; t++)
+		if (sr.dropped[t])
+			pr_warn("dropped %" PRIu64 " PERF_RECORD_%s (type %u) records that perf 6.1 cannot read",
+				(uint64_t)sr.dropped[t], perf_event__name(t), t);
+	if (out_of_order)
+		pr_warn("%" PRIu64 " records came after a round that was already written; the output is not fully in time order",
+			(uint64_t)out_of_order);
+	return err;
 }

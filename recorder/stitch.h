@@ -14,8 +14,8 @@
  *    cookie pair of each held sample with PERF_CONTEXT_USER, ips...;
  *    held samples of that tid with another cookie are released
  *    unmatched: their pair is removed, the kernel part stays;
- *  - PERF_RECORD_EXIT of the tid, pd_stitch__finish() and a full pending
- *    budget (see pd_stitch__set_max_pending()) release the samples still
+ *  - PERF_RECORD_EXIT of the tid, stitch__finish() and a full pending
+ *    budget (see stitch__set_max_pending()) release the samples still
  *    held, unmatched.
  *
  * Output keeps the input order: the records behind a held sample wait
@@ -29,13 +29,16 @@
  * the length of the stream as long as the records arrive.
  *
  * The stitcher writes records only.  The caller adds the attrs to the
- * writer, with pd_attr__clear_defer() applied, and to the stitcher.
+ * writer, with attr__clear_defer() applied, and to the stitcher.
  */
+#include <stdbool.h>
+#include <stddef.h>
+
 #include <linux/types.h>
 
 #include "perf-data.h"
 
-struct pd_stitch_stats {
+struct stitch_stats {
 	__u64 samples;		/* PERF_RECORD_SAMPLE seen */
 	__u64 deferred;		/* of those, with a USER_DEFERRED, cookie pair */
 	__u64 stitched;		/* deferred samples that got their user chain */
@@ -48,28 +51,40 @@ struct pd_stitch_stats {
 	__u64 max_pending;	/* most bytes ever held (samples + queued records) */
 };
 
-struct pd_stitch;
+struct stitch;
 
 /* NULL + errno (ENOMEM).  out receives the stitched records. */
-struct pd_stitch *pd_stitch__new(struct pd_writer *out);
+struct stitch *stitch__new(struct perf_data_writer *out);
 /* The attrs of the input, for the id -> sample_type map.  0 or -errno. */
-int pd_stitch__add_attr(struct pd_stitch *s, const struct perf_event_attr *attr,
-			const __u64 *ids, __u32 nr_ids);
+int stitch__add_attr(struct stitch *s, const struct perf_event_attr *attr,
+		     const __u64 *ids, __u32 nr_ids);
 /*
  * Bytes held at most (default 256 MiB); past that the oldest held
  * samples are released unmatched (counted in 'evicted').
  */
-void pd_stitch__set_max_pending(struct pd_stitch *s, size_t bytes);
+void stitch__set_max_pending(struct stitch *s, size_t bytes);
 /*
  * One record, in time order.  0, or -errno: -EINVAL for a record that
- * does not parse (pd_error() says why), or the writer's error.
+ * does not parse (error__msg() says why), or the writer's error.
  */
-int pd_stitch__event(struct pd_stitch *s, const void *event, size_t size);
+int stitch__event(struct stitch *s, const void *event, size_t size);
 /* Release everything held (unmatched) and write it.  0 or -errno. */
-int pd_stitch__finish(struct pd_stitch *s, struct pd_stitch_stats *st);
+int stitch__finish(struct stitch *s, struct stitch_stats *st);
 /* The counters so far. */
-void pd_stitch__stats(const struct pd_stitch *s, struct pd_stitch_stats *st);
+void stitch__stats(const struct stitch *s, struct stitch_stats *st);
 /* Free (does not close the writer).  NULL is fine. */
-void pd_stitch__delete(struct pd_stitch *s);
+void stitch__delete(struct stitch *s);
+
+/*
+ * A whole file, as 'perf-defer stitch' does it: the records of r, sorted
+ * round by round as perf's ordered events do (a file without
+ * FINISHED_ROUND whole), stitched into w with r's attrs (defer bits
+ * cleared) and the features that describe the machine and the recording;
+ * record types that perf 6.1 does not know are left out.  Closes w
+ * (removed on error).  Warnings go to stderr unless quiet.  0, or -errno
+ * with error__msg().
+ */
+int stitch__reader(struct perf_data_reader *r, struct perf_data_writer *w, struct stitch_stats *st,
+		   bool quiet);
 
 #endif /* PERF_DEFER_STITCH_H */

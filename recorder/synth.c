@@ -28,7 +28,7 @@ static void synth_put(struct synth_buf *b, const void *src, size_t len)
 
 /* A NUL-terminated string padded to 8 bytes, then the sample_id zeros. */
 static int synth_finish(struct synth_buf *b, const char *str, unsigned int id_words,
-			__u32 type, __u16 misc, pd_deliver_fn emit, void *arg)
+			__u32 type, __u16 misc, event_fn emit, void *arg)
 {
 	struct perf_event_header *h = (void *)b->words;
 	size_t slen = strnlen(str, PATH_MAX - 1) + 1;
@@ -42,7 +42,7 @@ static int synth_finish(struct synth_buf *b, const char *str, unsigned int id_wo
 	return emit(arg, b->words, b->len);
 }
 
-int pd_synth_kernel_mmap(pd_deliver_fn emit, void *arg, unsigned int id_words)
+int synth__kernel_mmap(event_fn emit, void *arg, unsigned int id_words)
 {
 	struct synth_buf b = { .len = sizeof(struct perf_event_header) };
 	unsigned long long addr = 0, a;
@@ -72,7 +72,7 @@ int pd_synth_kernel_mmap(pd_deliver_fn emit, void *arg, unsigned int id_words)
 			    PERF_RECORD_MISC_KERNEL, emit, arg);
 }
 
-static int synth_comm(pd_deliver_fn emit, void *arg, unsigned int id_words,
+static int synth_comm(event_fn emit, void *arg, unsigned int id_words,
 		      pid_t pid, pid_t tid)
 {
 	struct synth_buf b = { .len = sizeof(struct perf_event_header) };
@@ -92,7 +92,7 @@ static int synth_comm(pd_deliver_fn emit, void *arg, unsigned int id_words,
 	return synth_finish(&b, comm, id_words, PERF_RECORD_COMM, 0, emit, arg);
 }
 
-static int synth_maps(pd_deliver_fn emit, void *arg, unsigned int id_words, pid_t pid,
+static int synth_maps(event_fn emit, void *arg, unsigned int id_words, pid_t pid,
 		      bool data)
 {
 	char path[64], line[PATH_MAX + 128], perms[8], file[PATH_MAX];
@@ -140,7 +140,7 @@ static int synth_maps(pd_deliver_fn emit, void *arg, unsigned int id_words, pid_
 	return ret;
 }
 
-int pd_for_each_tid(pid_t pid, int (*fn)(void *arg, pid_t tid), void *arg)
+int synth__for_each_tid(pid_t pid, int (*fn)(void *arg, pid_t tid), void *arg)
 {
 	char path[64];
 	struct dirent *d;
@@ -162,7 +162,7 @@ int pd_for_each_tid(pid_t pid, int (*fn)(void *arg, pid_t tid), void *arg)
 }
 
 struct synth_comm_arg {
-	pd_deliver_fn	emit;
+	event_fn	emit;
 	void		*arg;
 	unsigned int	id_words;
 	pid_t		pid, only_tid;
@@ -177,18 +177,18 @@ static int synth_comm_tid(void *arg, pid_t tid)
 	return synth_comm(a->emit, a->arg, a->id_words, a->pid, tid);
 }
 
-int pd_synth_process(pd_deliver_fn emit, void *arg, unsigned int id_words, pid_t pid,
-		     pid_t only_tid, bool data)
+int synth__process(event_fn emit, void *arg, unsigned int id_words, pid_t pid,
+		   pid_t only_tid, bool data)
 {
 	struct synth_comm_arg a = { emit, arg, id_words, pid, only_tid };
-	int ret = pd_for_each_tid(pid, synth_comm_tid, &a);
+	int ret = synth__for_each_tid(pid, synth_comm_tid, &a);
 
 	if (ret < 0)
 		return 0;	/* gone already */
 	return ret ?: synth_maps(emit, arg, id_words, pid, data);
 }
 
-int pd_synth_all(pd_deliver_fn emit, void *arg, unsigned int id_words, bool data)
+int synth__all(event_fn emit, void *arg, unsigned int id_words, bool data)
 {
 	struct dirent *d;
 	int ret = 0;
@@ -200,7 +200,7 @@ int pd_synth_all(pd_deliver_fn emit, void *arg, unsigned int id_words, bool data
 		pid_t pid = atoi(d->d_name);
 
 		if (pid > 0)
-			ret = pd_synth_process(emit, arg, id_words, pid, 0, data);
+			ret = synth__process(emit, arg, id_words, pid, 0, data);
 	}
 	closedir(dir);
 	return ret;

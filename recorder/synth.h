@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "ordered.h"
+#include "event.h"
 
 /*
  * Records for what existed before recording started, as perf record
@@ -16,15 +16,15 @@
  * them, as perf's mmap_data records give them).  Each ends with a zeroed
  * sample_id trailer of @id_words words.
  */
-int pd_synth_kernel_mmap(pd_deliver_fn emit, void *arg, unsigned int id_words);
-int pd_synth_process(pd_deliver_fn emit, void *arg, unsigned int id_words, pid_t pid,
-		     pid_t only_tid, bool data);
-int pd_synth_all(pd_deliver_fn emit, void *arg, unsigned int id_words, bool data);
+int synth__kernel_mmap(event_fn emit, void *arg, unsigned int id_words);
+int synth__process(event_fn emit, void *arg, unsigned int id_words, pid_t pid,
+		   pid_t only_tid, bool data);
+int synth__all(event_fn emit, void *arg, unsigned int id_words, bool data);
 
 /*
  * Call fn(arg, tid) for each thread of process pid (/proc/PID/task) until
  * it returns non-zero; returns that, or -errno when the process is gone.
  */
-int pd_for_each_tid(pid_t pid, int (*fn)(void *arg, pid_t tid), void *arg);
+int synth__for_each_tid(pid_t pid, int (*fn)(void *arg, pid_t tid), void *arg);
 
 #endif /* PERF_DEFER_SYNTH_H */

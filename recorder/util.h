@@ -2,7 +2,10 @@
 #ifndef PERF_DEFER_UTIL_H
 #define PERF_DEFER_UTIL_H
 
+#ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#endif
+#define ALIGN_UP(x, a)	(((x) + (a) - 1) / (a) * (a))
 
 /* Exit codes of perf-defer and of every subcommand. */
 enum {
@@ -12,12 +15,19 @@ enum {
 };
 
 /* Name of the running subcommand, for messages; NULL before dispatch. */
-extern const char *pd_cmd;
+extern const char *pr_cmd;
 
 /*
  * "perf-defer: <cmd>: <message>\n" on stderr, after flushing stdout so
- * that both keep their order when they go to the same file.
+ * that both keep their order when they go to the same file.  pr_warn()
+ * says "warning: " before the message; every warning goes through it.
  */
 void pr_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void pr_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The last error message of the library, for people. */
+const char *error__msg(void);
+/* Set it (for the users of the library: stitch, the subcommands). */
+void error__set(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif /* PERF_DEFER_UTIL_H */

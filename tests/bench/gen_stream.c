@@ -15,7 +15,7 @@
  *	order, a FINISHED_ROUND every ROUND records, an EXIT per thread at
  *	the end.  Every sample gets its user chain: nothing is unmatched.
  *	The records are built in batches in memory, then handed to the
- *	recorder's writer (recorder/perf-data.c); only the writer is timed,
+ *	recorder's writer (recorder/perf-data-write.c); only the writer is timed,
  *	its close (with fsync) included.  Prints one line:
  *	  records=N bytes=B samples=S entries=E write_s=T write_rate=R
  *
@@ -87,7 +87,7 @@ static double now(void)
 struct batch {
 	unsigned char *buf;
 	size_t len;
-	struct pd_writer *w;
+	struct perf_data_writer *w;
 	double write_s;
 	__u64 records, bytes;
 };
@@ -102,8 +102,8 @@ static void batch__flush(struct batch *b)
 	while (off < b->len) {
 		__u16 size = ((struct perf_event_header *)(b->buf + off))->size;
 
-		if (pd_writer__write(b->w, b->buf + off, size)) {
-			fprintf(stderr, "gen_stream: %s\n", pd_error());
+		if (perf_data_writer__write(b->w, b->buf + off, size)) {
+			fprintf(stderr, "gen_stream: %s\n", error__msg());
 			exit(1);
 		}
 		off += size;
@@ -200,16 +200,16 @@ int main(int argc, char **argv)
 	if (!b.buf)
 		return 1;
 	t0 = now();
-	b.w = pd_writer__open(out);
+	b.w = perf_data_writer__open(out);
 	if (!b.w) {
-		fprintf(stderr, "gen_stream: %s\n", pd_error());
+		fprintf(stderr, "gen_stream: %s\n", error__msg());
 		return 1;
 	}
 	attr = t_attr(true, true);
 	for (int i = 0; i < NR_CPUS; i++)
 		ids[i] = ID(i);
-	if (pd_writer__add_attr(b.w, &attr, ids, NR_CPUS, "cpu-clock")) {
-		fprintf(stderr, "gen_stream: %s\n", pd_error());
+	if (perf_data_writer__add_attr(b.w, &attr, ids, NR_CPUS, "cpu-clock")) {
+		fprintf(stderr, "gen_stream: %s\n", error__msg());
 		return 1;
 	}
 	b.write_s += now() - t0;
@@ -280,8 +280,8 @@ int main(int argc, char **argv)
 		batch__add(&b, t_round(&ev));
 	batch__flush(&b);
 	t0 = now();
-	if (pd_writer__close(b.w, NULL)) {
-		fprintf(stderr, "gen_stream: %s\n", pd_error());
+	if (perf_data_writer__close(b.w, NULL)) {
+		fprintf(stderr, "gen_stream: %s\n", error__msg());
 		return 1;
 	}
 	b.write_s += now() - t0;

@@ -46,8 +46,8 @@ mkdir -p "$out_dir" "$work"
 make -s -C "$top" recorder >/dev/null || die "cannot build the recorder"
 ${CC:-cc} -std=gnu11 -O2 -g -Wall -Wextra -Werror \
 	-I"$top/tests/host" -I"$top/recorder" -I"$top/include/uapi" \
-	-o "$gen" "$top/tests/bench/gen_stream.c" "$top/recorder/perf-data.c" \
-	"$top/recorder/util.c" -lelf || die "cannot build gen_stream"
+	-o "$gen" "$top/tests/bench/gen_stream.c" "$top/recorder/librecorder.a" \
+	-lelf || die "cannot build gen_stream"
 
 in=$work/in.data
 res=$work/out.data

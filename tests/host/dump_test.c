@@ -2,9 +2,9 @@
 /*
  * dump_test - 'perf-defer dump' and 'perf-defer stitch' on the command line
  *
- * They run the recorder built with ASan and UBSan (build/host/
- * perf-defer-san, or $PERF_DEFER_SAN): a sanitizer report is exit code 99
- * or 98, never taken for the expected exit 1.  The inputs are written
+ * They run the recorder built with ASan and UBSan
+ * (build/host/recorder-san/perf-defer, or $PERF_DEFER_SAN): a sanitizer
+ * report is exit code 99 or 98, never taken for the expected exit 1.  The inputs are written
  * here with the recorder's own writer; Debian's perf 6.1 (/usr/bin/perf)
  * checks the dump format and reads what stitch writes.
  */
@@ -13,48 +13,15 @@
 
 #include "kselftest_harness.h"
 
+#define T_TMPDIR
 #include "pd_test_fake.h"
 
 #define PERF	"/usr/bin/perf"
 
-static char tmpdir[] = "/tmp/pd-dump-XXXXXX";
-static bool have_tmpdir;
-
-static void __attribute__((constructor)) make_tmpdir(void)
-{
-	have_tmpdir = mkdtemp(tmpdir) != NULL;
-}
-
-static void __attribute__((destructor)) remove_tmpdir(void)
-{
-	char cmd[64];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	if (have_tmpdir && system(cmd))
-		fprintf(stderr, "cannot remove %s\n", tmpdir);
-}
-
-static char *tmp_path(const char *name)
-{
-	static char paths[8][PATH_MAX];
-	static int i;
-	char *p = paths[i++ % 8];
-
-	snprintf(p, PATH_MAX, "%s/%s", tmpdir, name);
-	return p;
-}
-
-static char *bin(void)
-{
-	const char *env = getenv("PERF_DEFER_SAN");
-
-	return (char *)(env && *env ? env : PD_SAN_BIN);
-}
-
 #define RUN(r, out, ...)							\
 	do {									\
 		char *argv_[] = { __VA_ARGS__, NULL };				\
-		ASSERT_TRUE(have_tmpdir);					\
+		ASSERT_TRUE(t_have_tmpdir);					\
 		ASSERT_TRUE(t_have(argv_[0])) TH_LOG("no %s (make -C tests/host)", argv_[0]); \
 		ASSERT_EQ(0, t_run(r, out, argv_));				\
 	} while (0)
@@ -124,18 +91,18 @@ static void compare_with_perf(struct __test_metadata *_metadata, char *file)
 {
 	const struct perf_event_header *ev;
 	struct t_run ours, perf;
-	struct pd_reader *r;
+	struct perf_data_reader *r;
 	int compared = 0;
 
-	RUN(&ours, NULL, bin(), "dump", "-i", file);
+	RUN(&ours, NULL, t_san_bin(), "dump", "-i", file);
 	ASSERT_EQ(0, ours.code) TH_LOG("%s", ours.err);
 	ASSERT_STREQ("", ours.err);
 	RUN(&perf, NULL, PERF, "report", "-D", "-i", file);
 	ASSERT_EQ(0, perf.code) TH_LOG("%s", perf.err);
-	r = pd_reader__open(file);
+	r = perf_data_reader__open(file);
 	ASSERT_NE(NULL, r);
-	while (pd_reader__next(r, &ev) > 0) {
-		unsigned long long off = pd_reader__offset(r);
+	while (perf_data_reader__next(r, &ev) > 0) {
+		unsigned long long off = perf_data_reader__offset(r);
 		char *a, *b;
 
 		if (!(ev->type < PERF_DEFER_RECORD_CALLCHAIN_DEFERRED ||
@@ -151,7 +118,7 @@ static void compare_with_perf(struct __test_metadata *_metadata, char *file)
 		free(b);
 		compared++;
 	}
-	pd_reader__close(r);
+	perf_data_reader__close(r);
 	ASSERT_LT(5, compared);
 	/* the stats: perf's lines for the types we share */
 	ASSERT_NE(NULL, strstr(ours.out, "\nAggregated stats:\n           TOTAL events: "));
@@ -161,7 +128,7 @@ static void compare_with_perf(struct __test_metadata *_metadata, char *file)
 
 TEST(dump_matches_perf_report_D)
 {
-	char *file = tmp_path("fake-stitched.data");
+	char *file = t_tmp_path("fake-stitched.data");
 
 	ASSERT_EQ(0, write_fake(file, false));
 	if (!t_have(PERF))
@@ -172,7 +139,7 @@ TEST(dump_matches_perf_report_D)
 /* A file of perf record itself, when this host lets us record. */
 TEST(dump_matches_perf_report_D_real)
 {
-	char *file = tmp_path("perf-record.data");
+	char *file = t_tmp_path("perf-record.data");
 	struct t_run r;
 
 	if (!t_have(PERF))
@@ -188,33 +155,33 @@ TEST(dump_matches_perf_report_D_real)
 /* Record 22 as perf >= 6.19 dumps it: the cookie, then the user chain. */
 TEST(dump_callchain_deferred)
 {
-	char *file = tmp_path("fake-deferred.data"), want[1024], hex[64];
+	char *file = t_tmp_path("fake-deferred.data"), want[1024], hex[64];
 	const struct perf_event_header *ev;
 	struct fake_proc fp;
 	struct t_run r;
-	struct pd_reader *rd;
+	struct perf_data_reader *rd;
 	int records = 0;
 
 	ASSERT_EQ(0, fake_proc__init(&fp));
 	ASSERT_EQ(0, fake_proc__file(&fp, file, true, NULL, 0));
-	RUN(&r, NULL, bin(), "dump", "-i", file);
+	RUN(&r, NULL, t_san_bin(), "dump", "-i", file);
 	ASSERT_EQ(0, r.code) TH_LOG("%s", r.err);
 	ASSERT_STREQ("", r.err);
 
-	rd = pd_reader__open(file);
+	rd = perf_data_reader__open(file);
 	ASSERT_NE(NULL, rd);
-	while (pd_reader__next(rd, &ev) > 0) {
-		const struct pd_attr *a = pd_evlist__find(pd_reader__evlist(rd), ev);
-		struct pd_sample s;
+	while (perf_data_reader__next(rd, &ev) > 0) {
+		const struct evsel *a = evlist__find(perf_data_reader__evlist(rd), ev);
+		struct perf_sample s;
 		char *b;
 
 		if (ev->type != PERF_DEFER_RECORD_CALLCHAIN_DEFERRED && ev->type != PERF_RECORD_SAMPLE)
 			continue;
-		ASSERT_EQ(0, pd_sample__parse(&a->attr, ev, &s));
-		b = block(r.out, file, pd_reader__offset(rd));
+		ASSERT_EQ(0, perf_sample__parse(&a->attr, ev, &s));
+		b = block(r.out, file, perf_data_reader__offset(rd));
 		ASSERT_NE(NULL, b);
 		snprintf(want, sizeof(want), "%#llx@%s [%#x]: event: %u\n.\n. ... raw event: size %u bytes\n.  0000:  %02x 00 00 00 %02x %02x %02x %02x ",
-			 (unsigned long long)pd_reader__offset(rd), file, ev->size, ev->type,
+			 (unsigned long long)perf_data_reader__offset(rd), file, ev->size, ev->type,
 			 ev->size, ev->type, ev->misc & 0xff, ev->misc >> 8, ev->size & 0xff,
 			 ev->size >> 8);
 		ASSERT_EQ(0, strncmp(b, want, strlen(want))) TH_LOG("%s\nwant\n%s", b, want);
@@ -231,7 +198,8 @@ TEST(dump_callchain_deferred)
 			 "\n\n%u %llu %#llx [%#x]: PERF_RECORD_CALLCHAIN_DEFERRED(IP, 0x2): %d/%d: %#llx\n"
 			 "... FP chain: nr:3\n"
 			 ".....  0: %016llx\n.....  1: %016llx\n.....  2: %016llx",
-			 s.cpu, (unsigned long long)s.time, (unsigned long long)pd_reader__offset(rd),
+			 s.cpu, (unsigned long long)s.time,
+			 (unsigned long long)perf_data_reader__offset(rd),
 			 ev->size, fp.pid, fp.pid, (unsigned long long)s.cookie,
 			 (unsigned long long)fp.ips[0], (unsigned long long)fp.ips[1],
 			 (unsigned long long)fp.ips[2]);
@@ -240,7 +208,7 @@ TEST(dump_callchain_deferred)
 		free(b);
 		records++;
 	}
-	pd_reader__close(rd);
+	perf_data_reader__close(rd);
 	ASSERT_EQ(FAKE_SAMPLES, records);
 	snprintf(want, sizeof(want), "CALLCHAIN_DEFERRED events: %10d  (", FAKE_SAMPLES);
 	ASSERT_NE(NULL, strstr(r.out, want)) TH_LOG("%s", r.out);
@@ -254,15 +222,15 @@ TEST(dump_callchain_deferred)
 /* --stats prints the counts that end a full dump, and nothing before them */
 TEST(dump_stats_is_the_tail)
 {
-	char *file = tmp_path("fake-stats.data");
+	char *file = t_tmp_path("fake-stats.data");
 	const char *tail;
 	struct t_run full, st;
 
 	for (int deferred = 0; deferred < 2; deferred++) {
 		ASSERT_EQ(0, write_fake(file, deferred));
-		RUN(&full, NULL, bin(), "dump", "-i", file);
+		RUN(&full, NULL, t_san_bin(), "dump", "-i", file);
 		ASSERT_EQ(0, full.code) TH_LOG("%s", full.err);
-		RUN(&st, NULL, bin(), "dump", "--stats", "-i", file);
+		RUN(&st, NULL, t_san_bin(), "dump", "--stats", "-i", file);
 		ASSERT_EQ(0, st.code) TH_LOG("%s", st.err);
 		ASSERT_STREQ("", st.err);
 		tail = strstr(full.out, "\nAggregated stats:\n");
@@ -287,8 +255,8 @@ FIXTURE_TEARDOWN(slow) {}
 
 TEST_F_TIMEOUT(slow, truncated_inputs, 300)
 {
-	char *file = tmp_path("trunc-src.data"), *cut = tmp_path("trunc.data");
-	char *out = tmp_path("trunc-out.data");
+	char *file = t_tmp_path("trunc-src.data"), *cut = t_tmp_path("trunc.data");
+	char *out = t_tmp_path("trunc-out.data");
 	unsigned char *buf;
 	size_t size;
 	int runs = 0;
@@ -300,13 +268,13 @@ TEST_F_TIMEOUT(slow, truncated_inputs, 300)
 		struct t_run r;
 
 		ASSERT_EQ(0, t_spew(cut, buf, len));
-		RUN(&r, NULL, bin(), "dump", "-i", cut);
+		RUN(&r, NULL, t_san_bin(), "dump", "-i", cut);
 		ASSERT_CLEAN(&r);
 		ASSERT_EQ(1, r.code) TH_LOG("length %zu: exit %d", len, r.code);
 		ASSERT_EQ(0, strncmp(r.err, "perf-defer: dump: ", 18)) TH_LOG("%s", r.err);
 		ASSERT_NE(NULL, strchr(r.err, '\n'));
 		t_run_free(&r);
-		RUN(&r, NULL, bin(), "stitch", "-i", cut, "-o", out);
+		RUN(&r, NULL, t_san_bin(), "stitch", "-i", cut, "-o", out);
 		ASSERT_CLEAN(&r);
 		ASSERT_EQ(1, r.code) TH_LOG("length %zu: exit %d", len, r.code);
 		ASSERT_EQ(0, strncmp(r.err, "perf-defer: stitch: ", 20)) TH_LOG("%s", r.err);
@@ -321,8 +289,8 @@ TEST_F_TIMEOUT(slow, truncated_inputs, 300)
 /* Random byte flips: exit 0 or 1, never a crash or a sanitizer report. */
 TEST(flipped_inputs)
 {
-	char *file = tmp_path("flip-src.data"), *bad = tmp_path("flip.data");
-	char *out = tmp_path("flip-out.data");
+	char *file = t_tmp_path("flip-src.data"), *bad = t_tmp_path("flip.data");
+	char *out = t_tmp_path("flip-out.data");
 	unsigned char *buf;
 	unsigned int seed = 4242;
 	size_t size;
@@ -340,13 +308,13 @@ TEST(flipped_inputs)
 			copy[rand_r(&seed) % size] ^= 1 << rand_r(&seed) % 8;
 		ASSERT_EQ(0, t_spew(bad, copy, size));
 		free(copy);
-		RUN(&r, "/dev/null", bin(), "dump", "-i", bad);
+		RUN(&r, "/dev/null", t_san_bin(), "dump", "-i", bad);
 		ASSERT_CLEAN(&r);
 		failed += r.code != 0;
 		if (r.code)
 			ASSERT_EQ(0, strncmp(r.err, "perf-defer: dump: ", 18)) TH_LOG("%s", r.err);
 		t_run_free(&r);
-		RUN(&r, NULL, bin(), "stitch", "-q", "-i", bad, "-o", out);
+		RUN(&r, NULL, t_san_bin(), "stitch", "-q", "-i", bad, "-o", out);
 		ASSERT_CLEAN(&r);
 		if (r.code)
 			ASSERT_NE(0, access(out, F_OK));
@@ -359,11 +327,11 @@ TEST(flipped_inputs)
 
 TEST(dump_to_full_stdout)
 {
-	char *file = tmp_path("full.data");
+	char *file = t_tmp_path("full.data");
 	struct t_run r;
 
 	ASSERT_EQ(0, write_fake(file, true));
-	RUN(&r, "/dev/full", bin(), "dump", "-i", file);
+	RUN(&r, "/dev/full", t_san_bin(), "dump", "-i", file);
 	ASSERT_CLEAN(&r);
 	ASSERT_EQ(1, r.code);
 	ASSERT_NE(NULL, strstr(r.err, "cannot write to standard output: No space left on device"))
@@ -373,12 +341,12 @@ TEST(dump_to_full_stdout)
 
 TEST(stitch_to_dev_full)
 {
-	char *file = tmp_path("full-src.data");
+	char *file = t_tmp_path("full-src.data");
 	struct t_run r;
 	struct stat st;
 
 	ASSERT_EQ(0, write_fake(file, true));
-	RUN(&r, NULL, bin(), "stitch", "-i", file, "-o", "/dev/full");
+	RUN(&r, NULL, t_san_bin(), "stitch", "-i", file, "-o", "/dev/full");
 	ASSERT_CLEAN(&r);
 	ASSERT_EQ(1, r.code);
 	ASSERT_NE(NULL, strstr(r.err, "perf-defer: stitch: cannot write /dev/full: No space left on device"))
@@ -405,13 +373,13 @@ static size_t hostname_section(char *buf, const char *name)
  */
 TEST(stitch_end_to_end)
 {
-	char *def = tmp_path("e2e-deferred.data"), *direct = tmp_path("e2e-direct.data");
-	char *out = tmp_path("e2e-stitched.data"), host[68];
-	struct pd_feat_raw raw = { .feat = PD_FEAT_HOSTNAME, .data = host };
+	char *def = t_tmp_path("e2e-deferred.data"), *direct = t_tmp_path("e2e-direct.data");
+	char *out = t_tmp_path("e2e-stitched.data"), host[68];
+	struct feat_raw raw = { .feat = PD_FEAT_HOSTNAME, .data = host };
 	const struct perf_event_header *ev;
 	struct t_run r, want;
 	struct fake_proc fp;
-	struct pd_reader *rd;
+	struct perf_data_reader *rd;
 	int samples = 0, rounds = 0;
 
 	ASSERT_EQ(0, fake_proc__init(&fp));
@@ -419,28 +387,28 @@ TEST(stitch_end_to_end)
 	ASSERT_EQ(0, fake_proc__file(&fp, def, true, &raw, 1));
 	ASSERT_EQ(0, fake_proc__file(&fp, direct, false, &raw, 1));
 
-	RUN(&r, NULL, bin(), "stitch", "-i", def, "-o", out, "--stats");
+	RUN(&r, NULL, t_san_bin(), "stitch", "-i", def, "-o", out, "--stats");
 	ASSERT_EQ(0, r.code) TH_LOG("%s", r.err);
 	ASSERT_STREQ("", r.err);
 	ASSERT_STREQ("samples: 8\ndeferred: 8\nstitched: 8\nunmatched: 0\n"
 		     "deferred-records: 8\norphan-records: 0\nlost: 0\n", r.out);
 	t_run_free(&r);
 
-	rd = pd_reader__open(out);
-	ASSERT_NE(NULL, rd) TH_LOG("%s", pd_error());
-	ASSERT_EQ(1, pd_reader__nr_attrs(rd));
-	ASSERT_FALSE(pd_attr__defer_callchain(&pd_reader__attr(rd, 0)->attr));
-	ASSERT_FALSE(pd_attr__defer_output(&pd_reader__attr(rd, 0)->attr));
-	ASSERT_STREQ("cpu-clock", pd_reader__attr(rd, 0)->name);
-	ASSERT_STREQ("deferred-host", pd_reader__feat_string(rd, PD_FEAT_HOSTNAME));
-	ASSERT_TRUE(pd_reader__has_feat(rd, PD_FEAT_BUILD_ID));
-	ASSERT_TRUE(pd_reader__has_feat(rd, PD_FEAT_CMDLINE));
-	while (pd_reader__next(rd, &ev) > 0) {
+	rd = perf_data_reader__open(out);
+	ASSERT_NE(NULL, rd) TH_LOG("%s", error__msg());
+	ASSERT_EQ(1, perf_data_reader__nr_attrs(rd));
+	ASSERT_FALSE(attr__defer_callchain(&perf_data_reader__attr(rd, 0)->attr));
+	ASSERT_FALSE(attr__defer_output(&perf_data_reader__attr(rd, 0)->attr));
+	ASSERT_STREQ("cpu-clock", perf_data_reader__attr(rd, 0)->name);
+	ASSERT_STREQ("deferred-host", perf_data_reader__feat_string(rd, PD_FEAT_HOSTNAME));
+	ASSERT_TRUE(perf_data_reader__has_feat(rd, PD_FEAT_BUILD_ID));
+	ASSERT_TRUE(perf_data_reader__has_feat(rd, PD_FEAT_CMDLINE));
+	while (perf_data_reader__next(rd, &ev) > 0) {
 		ASSERT_NE(PERF_DEFER_RECORD_CALLCHAIN_DEFERRED, ev->type);
 		samples += ev->type == PERF_RECORD_SAMPLE;
 		rounds += ev->type == PD_RECORD_FINISHED_ROUND;
 	}
-	pd_reader__close(rd);
+	perf_data_reader__close(rd);
 	ASSERT_EQ(FAKE_SAMPLES, samples);
 	ASSERT_EQ(2, rounds);
 
@@ -482,35 +450,35 @@ TEST(stitch_end_to_end)
 static int defer_recording(const char *in, const char *out)
 {
 	const struct perf_event_header *ev;
-	struct pd_reader *r = pd_reader__open(in);
-	struct pd_writer *w = pd_writer__open(out);
-	struct pd_feat_raw raw[PD_FEAT_BITS];
-	struct pd_features f = { .no_host = true, .raw = raw };
+	struct perf_data_reader *r = perf_data_reader__open(in);
+	struct perf_data_writer *w = perf_data_writer__open(out);
+	struct feat_raw raw[PD_FEAT_BITS];
+	struct perf_data_features f = { .no_host = true, .raw = raw };
 	__u64 cookie = 1;
 	int n = 0;
 	struct tev *e = malloc(sizeof(*e)), *d = malloc(sizeof(*d));
 
-	if (!r || !w || !e || !d || pd_reader__nr_attrs(r) != 1)
+	if (!r || !w || !e || !d || perf_data_reader__nr_attrs(r) != 1)
 		goto fail;
-	for (unsigned int i = 0; i < pd_reader__nr_attrs(r); i++) {
-		const struct pd_attr *a = pd_reader__attr(r, i);
+	for (unsigned int i = 0; i < perf_data_reader__nr_attrs(r); i++) {
+		const struct evsel *a = perf_data_reader__attr(r, i);
 		struct perf_event_attr attr = a->attr;
 
-		pd_attr__set_defer(&attr, true, true);
-		if (pd_writer__add_attr(w, &attr, a->ids, a->nr_ids, a->name))
+		attr__set_defer(&attr, true, true);
+		if (perf_data_writer__add_attr(w, &attr, a->ids, a->nr_ids, a->name))
 			goto fail;
 	}
-	while (pd_reader__next(r, &ev) > 0) {
-		const struct pd_attr *a = pd_reader__attr(r, 0);
-		struct pd_sample s;
+	while (perf_data_reader__next(r, &ev) > 0) {
+		const struct evsel *a = perf_data_reader__attr(r, 0);
+		struct perf_sample s;
 		size_t user = 0, off, tail;
 
 		if (ev->type != PERF_RECORD_SAMPLE) {
-			if (pd_writer__write(w, ev, ev->size))
+			if (perf_data_writer__write(w, ev, ev->size))
 				goto fail;
 			continue;
 		}
-		if (pd_sample__parse(&a->attr, ev, &s))
+		if (perf_sample__parse(&a->attr, ev, &s))
 			goto fail;
 		while (user < s.nr && s.callchain[user] != PERF_CONTEXT_USER)
 			user++;
@@ -518,7 +486,7 @@ static int defer_recording(const char *in, const char *out)
 		    !(a->attr.sample_type & PERF_SAMPLE_TIME) || a->attr.sample_type & ~(__u64)
 		    (PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN |
 		     PERF_SAMPLE_PERIOD | PERF_SAMPLE_CPU)) {
-			if (pd_writer__write(w, ev, ev->size))
+			if (perf_data_writer__write(w, ev, ev->size))
 				goto fail;
 			continue;
 		}
@@ -546,24 +514,25 @@ static int defer_recording(const char *in, const char *out)
 		if (a->attr.sample_type & PERF_SAMPLE_CPU)
 			tev__u32x2(d, s.cpu, 0);
 		tev__end(d);
-		if (pd_writer__write(w, e->w, tev__size(e)) || pd_writer__write(w, d->w, tev__size(d)))
+		if (perf_data_writer__write(w, e->w, tev__size(e)) ||
+		    perf_data_writer__write(w, d->w, tev__size(d)))
 			goto fail;
 		n++;
 	}
 	for (unsigned int feat = 1; feat < PD_FEAT_BITS; feat++)
 		if (feat != PD_FEAT_EVENT_DESC &&
-		    pd_reader__feat(r, feat, &raw[f.nr_raw].data, &raw[f.nr_raw].size))
+		    perf_data_reader__feat(r, feat, &raw[f.nr_raw].data, &raw[f.nr_raw].size))
 			raw[f.nr_raw++].feat = feat;
-	if (pd_writer__close(w, &f))
+	if (perf_data_writer__close(w, &f))
 		n = -1;
-	pd_reader__close(r);
+	perf_data_reader__close(r);
 	free(e);
 	free(d);
 	return n;
 fail:
-	pd_reader__close(r);
+	perf_data_reader__close(r);
 	if (w)
-		pd_writer__abort(w);
+		perf_data_writer__abort(w);
 	free(e);
 	free(d);
 	return -1;
@@ -572,8 +541,8 @@ fail:
 /* A real recording, deferred then stitched, is the recording again. */
 TEST(stitch_real_recording)
 {
-	char *rec = tmp_path("real.data"), *def = tmp_path("real-deferred.data");
-	char *out = tmp_path("real-stitched.data");
+	char *rec = t_tmp_path("real.data"), *def = t_tmp_path("real-deferred.data");
+	char *out = t_tmp_path("real-stitched.data");
 	struct t_run r, want;
 	int n;
 
@@ -585,8 +554,8 @@ TEST(stitch_real_recording)
 		SKIP(return, "perf record failed: %s", r.err);
 	t_run_free(&r);
 	n = defer_recording(rec, def);
-	ASSERT_LT(0, n) TH_LOG("%s", pd_error());
-	RUN(&r, NULL, bin(), "stitch", "-i", def, "-o", out, "--stats");
+	ASSERT_LT(0, n) TH_LOG("%s", error__msg());
+	RUN(&r, NULL, t_san_bin(), "stitch", "-i", def, "-o", out, "--stats");
 	ASSERT_EQ(0, r.code) TH_LOG("%s", r.err);
 	TH_LOG("%d samples deferred; stitch --stats:\n%s", n, r.out);
 	t_run_free(&r);
@@ -603,7 +572,7 @@ TEST(stitch_real_recording)
 /* perf 6.1 refuses what stitch exists for: the defer bits of the deferred file. */
 TEST(perf_6_1_warns_on_deferred_input)
 {
-	char *def = tmp_path("warn-deferred.data");
+	char *def = t_tmp_path("warn-deferred.data");
 	struct t_run r;
 
 	if (!t_have(PERF))
@@ -616,36 +585,36 @@ TEST(perf_6_1_warns_on_deferred_input)
 
 TEST(usage)
 {
-	char *file = tmp_path("usage.data");
+	char *file = t_tmp_path("usage.data");
 	struct t_run r;
 
 	ASSERT_EQ(0, write_fake(file, true));
-	RUN(&r, NULL, bin(), "stitch", "-i", file);
+	RUN(&r, NULL, t_san_bin(), "stitch", "-i", file);
 	ASSERT_EQ(2, r.code);
 	ASSERT_NE(NULL, strstr(r.err, "perf-defer: stitch: no output file: give one with -o"));
 	ASSERT_NE(NULL, strstr(r.err, "usage: perf-defer stitch "));
 	t_run_free(&r);
-	RUN(&r, NULL, bin(), "stitch", "-i", file, "-o", file);
+	RUN(&r, NULL, t_san_bin(), "stitch", "-i", file, "-o", file);
 	ASSERT_EQ(1, r.code);
 	ASSERT_NE(NULL, strstr(r.err, "are the same file"));
 	t_run_free(&r);
-	RUN(&r, NULL, bin(), "stitch", "--help");
+	RUN(&r, NULL, t_san_bin(), "stitch", "--help");
 	ASSERT_EQ(0, r.code);
 	ASSERT_EQ(0, strncmp(r.out, "usage: perf-defer stitch ", 25));
 	t_run_free(&r);
-	RUN(&r, NULL, bin(), "stitch", "-i", file, "-o", tmp_path("x.data"), "extra");
+	RUN(&r, NULL, t_san_bin(), "stitch", "-i", file, "-o", t_tmp_path("x.data"), "extra");
 	ASSERT_EQ(2, r.code);
 	ASSERT_NE(NULL, strstr(r.err, "unexpected argument 'extra'"));
 	t_run_free(&r);
-	RUN(&r, NULL, bin(), "dump", "-h");
+	RUN(&r, NULL, t_san_bin(), "dump", "-h");
 	ASSERT_EQ(0, r.code);
 	ASSERT_EQ(0, strncmp(r.out, "usage: perf-defer dump ", 23));
 	t_run_free(&r);
-	RUN(&r, NULL, bin(), "dump", "--bogus");
+	RUN(&r, NULL, t_san_bin(), "dump", "--bogus");
 	ASSERT_EQ(2, r.code);
 	ASSERT_NE(NULL, strstr(r.err, "usage: perf-defer dump "));
 	t_run_free(&r);
-	RUN(&r, NULL, bin(), "dump", "-i", "/nonexistent.data");
+	RUN(&r, NULL, t_san_bin(), "dump", "-i", "/nonexistent.data");
 	ASSERT_EQ(1, r.code);
 	ASSERT_STREQ("perf-defer: dump: cannot open /nonexistent.data: No such file or directory\n", r.err);
 	t_run_free(&r);

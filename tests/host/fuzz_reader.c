@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "builtin.h"
+#include "dump.h"
 #include "perf-data.h"
 #include "stitch.h"
 
@@ -22,23 +22,23 @@ static FILE *devnull;
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct pd_stitch_stats st;
-	struct pd_reader *r;
-	struct pd_writer *w;
+	struct stitch_stats st;
+	struct perf_data_reader *r;
+	struct perf_data_writer *w;
 
 	if (!devnull) {
 		devnull = fopen("/dev/null", "w");
 		if (!devnull)
 			return 0;
 	}
-	r = pd_reader__open_mem(data, size, "fuzz");
+	r = perf_data_reader__open_mem(data, size, "fuzz");
 	if (!r)
 		return 0;
 	dump__reader(r, devnull, false);
-	pd_reader__rewind(r);
-	w = pd_writer__open_fd(fileno(devnull), "/dev/null");
+	perf_data_reader__rewind(r);
+	w = perf_data_writer__open_fd(fileno(devnull), "/dev/null");
 	if (w)
 		stitch__reader(r, w, &st, true);
-	pd_reader__close(r);
+	perf_data_reader__close(r);
 	return 0;
 }

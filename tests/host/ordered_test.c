@@ -30,90 +30,144 @@ static int collect(void *arg, const void *event, size_t size)
 	return 0;
 }
 
+FIXTURE(ordered) {
+	struct got g;
+	struct ordered *q;
+};
+
+FIXTURE_SETUP(ordered)
+{
+	self->q = ordered__new(collect, &self->g);
+	ASSERT_NE(NULL, self->q);
+}
+
+FIXTURE_TEARDOWN(ordered)
+{
+	ordered__delete(self->q);
+}
+
+/* The tags delivered so far, in a TEST_F(ordered, ...). */
+#define EXPECT_TAGS(...)							\
+	do {									\
+		const __u64 want_[] = { __VA_ARGS__ };				\
+		ASSERT_EQ(ARRAY_SIZE(want_), (size_t)self->g.n);		\
+		for (size_t i_ = 0; i_ < ARRAY_SIZE(want_); i_++) {		\
+			EXPECT_EQ(want_[i_], self->g.tags[i_]);			\
+		}								\
+	} while (0)
+
 /* as the recorder does: the module's deferred callchains early */
-static int queue(struct pd_ordered *q, __u64 time, __u32 type, __u64 tag)
+static int queue(struct ordered *q, __u64 time, __u32 type, __u64 tag)
 {
 	struct rec r = {
 		.h = { .type = type, .size = sizeof(r) },
 		.tag = tag,
 	};
 
-	return pd_ordered__queue(q, time, &r, sizeof(r),
-				 type == PERF_DEFER_RECORD_CALLCHAIN_DEFERRED);
+	return ordered__push(q, time, &r, sizeof(r),
+			     type == PERF_DEFER_RECORD_CALLCHAIN_DEFERRED ? ORDERED_EARLY : 0);
 }
 
-TEST(time_order_then_arrival)
+TEST_F(ordered, time_order_then_arrival)
 {
-	struct got g = { 0 };
-	struct pd_ordered *q = pd_ordered__new(collect, &g);
+	struct ordered *q = self->q;
 
-	ASSERT_NE(NULL, q);
 	ASSERT_EQ(0, queue(q, 30, PERF_RECORD_SAMPLE, 1));
 	ASSERT_EQ(0, queue(q, 10, PERF_RECORD_SAMPLE, 2));
 	ASSERT_EQ(0, queue(q, 20, PERF_RECORD_SAMPLE, 3));
 	ASSERT_EQ(0, queue(q, 20, PERF_RECORD_SAMPLE, 4));
-	ASSERT_EQ(0, pd_ordered__flush(q));
-	ASSERT_EQ(4, g.n);
-	EXPECT_EQ(2, g.tags[0]);
-	EXPECT_EQ(3, g.tags[1]);
-	EXPECT_EQ(4, g.tags[2]);
-	EXPECT_EQ(1, g.tags[3]);
-	pd_ordered__delete(q);
+	ASSERT_EQ(0, ordered__flush(q));
+	EXPECT_TAGS(2, 3, 4, 1);
 }
 
 /* one queued early goes before a sample of the same time */
-TEST(deferred_first_at_equal_time)
+TEST_F(ordered, deferred_first_at_equal_time)
 {
-	struct got g = { 0 };
-	struct pd_ordered *q = pd_ordered__new(collect, &g);
+	struct ordered *q = self->q;
 
-	ASSERT_NE(NULL, q);
 	ASSERT_EQ(0, queue(q, 10, PERF_RECORD_SAMPLE, 1));
 	ASSERT_EQ(0, queue(q, 50, PERF_RECORD_SAMPLE, 2));
 	ASSERT_EQ(0, queue(q, 50, PERF_DEFER_RECORD_CALLCHAIN_DEFERRED, 3));
 	ASSERT_EQ(0, queue(q, 50, PERF_RECORD_COMM, 4));
 	ASSERT_EQ(0, queue(q, 60, PERF_DEFER_RECORD_CALLCHAIN_DEFERRED, 5));
-	ASSERT_EQ(0, pd_ordered__flush(q));
-	ASSERT_EQ(5, g.n);
-	EXPECT_EQ(1, g.tags[0]);
-	EXPECT_EQ(3, g.tags[1]);
-	EXPECT_EQ(2, g.tags[2]);
-	EXPECT_EQ(4, g.tags[3]);
-	EXPECT_EQ(5, g.tags[4]);
-	pd_ordered__delete(q);
+	ASSERT_EQ(0, ordered__flush(q));
+	EXPECT_TAGS(1, 3, 2, 4, 5);
 }
 
 /* rounds deliver only what no later record can precede */
-TEST(rounds)
+TEST_F(ordered, rounds)
 {
-	struct got g = { 0 };
-	struct pd_ordered *q = pd_ordered__new(collect, &g);
+	struct ordered *q = self->q;
 
-	ASSERT_NE(NULL, q);
 	ASSERT_EQ(0, queue(q, 10, PERF_RECORD_SAMPLE, 1));
-	ASSERT_EQ(0, pd_ordered__round(q));
-	EXPECT_EQ(0, g.n);
+	ASSERT_EQ(0, ordered__round(q));
+	EXPECT_EQ(0, self->g.n);
 	ASSERT_EQ(0, queue(q, 20, PERF_RECORD_SAMPLE, 2));
 	ASSERT_EQ(0, queue(q, 5, PERF_RECORD_SAMPLE, 3));
-	ASSERT_EQ(0, pd_ordered__round(q));
-	ASSERT_EQ(2, g.n);
-	EXPECT_EQ(3, g.tags[0]);
-	EXPECT_EQ(1, g.tags[1]);
-	EXPECT_EQ(1, pd_ordered__pending(q));
-	ASSERT_EQ(0, pd_ordered__flush(q));
-	ASSERT_EQ(3, g.n);
-	EXPECT_EQ(2, g.tags[2]);
-	pd_ordered__delete(q);
+	ASSERT_EQ(0, ordered__round(q));
+	EXPECT_TAGS(3, 1);
+	EXPECT_EQ(1, ordered__pending(q));
+	ASSERT_EQ(0, ordered__flush(q));
+	EXPECT_TAGS(3, 1, 2);
 }
 
-TEST(short_event_refused)
+/* NOCOPY: the queue keeps the caller's record, copies the others */
+TEST_F(ordered, nocopy)
 {
-	struct pd_ordered *q = pd_ordered__new(collect, NULL);
+	struct rec kept[2] = {
+		{ .h = { .type = PERF_RECORD_SAMPLE, .size = sizeof(kept[0]) }, .tag = 1 },
+		{ .h = { .type = PERF_RECORD_SAMPLE, .size = sizeof(kept[0]) }, .tag = 2 },
+	};
+	struct ordered *q = self->q;
+
+	ASSERT_EQ(0, ordered__push(q, 20, &kept[0], sizeof(kept[0]), ORDERED_NOCOPY));
+	ASSERT_EQ(0, queue(q, 10, PERF_RECORD_SAMPLE, 3));
+	ASSERT_EQ(0, ordered__push(q, 40, &kept[1], sizeof(kept[1]), ORDERED_NOCOPY));
+	ASSERT_EQ(0, queue(q, 30, PERF_RECORD_SAMPLE, 4));
+	ASSERT_EQ(0, ordered__round(q));
+	ASSERT_EQ(0, ordered__round(q));
+	/* up to 40 went: the copies and the kept record of 20 and 40 */
+	EXPECT_TAGS(3, 1, 4, 2);
+	ASSERT_EQ(0, queue(q, 60, PERF_RECORD_SAMPLE, 5));
+	ASSERT_EQ(0, ordered__push(q, 50, &kept[0], sizeof(kept[0]), ORDERED_NOCOPY));
+	/* not copied: what the record holds when it goes out is what counts */
+	kept[0].tag = 6;
+	ASSERT_EQ(0, ordered__round(q));
+	ASSERT_EQ(4, self->g.n);
+	EXPECT_EQ(2, ordered__pending(q));
+	ASSERT_EQ(0, ordered__flush(q));
+	EXPECT_TAGS(3, 1, 4, 2, 6, 5);
+}
+
+/* a record older than what a round delivered is counted, and goes next */
+TEST_F(ordered, out_of_order)
+{
+	struct ordered *q = self->q;
+
+	ASSERT_EQ(0, queue(q, 10, PERF_RECORD_SAMPLE, 1));
+	ASSERT_EQ(0, ordered__round(q));
+	ASSERT_EQ(0, queue(q, 20, PERF_RECORD_SAMPLE, 2));
+	ASSERT_EQ(0, ordered__round(q));
+	ASSERT_EQ(1, self->g.n);
+	/* 10 is out: 5 is late, 10 and 15 are not */
+	ASSERT_EQ(0, queue(q, 5, PERF_RECORD_SAMPLE, 3));
+	ASSERT_EQ(0, queue(q, 10, PERF_RECORD_SAMPLE, 4));
+	ASSERT_EQ(0, queue(q, 15, PERF_RECORD_SAMPLE, 5));
+	EXPECT_EQ(1, ordered__out_of_order(q));
+	ASSERT_EQ(0, ordered__round(q));
+	EXPECT_TAGS(1, 3, 4, 5, 2);
+	/* after a flush everything is late */
+	ASSERT_EQ(0, ordered__flush(q));
+	ASSERT_EQ(0, queue(q, 100, PERF_RECORD_SAMPLE, 6));
+	EXPECT_EQ(2, ordered__out_of_order(q));
+}
+
+TEST_F(ordered, short_event_refused)
+{
 	char b[4] = { 0 };
 
-	ASSERT_NE(NULL, q);
-	EXPECT_EQ(-EINVAL, pd_ordered__queue(q, 1, b, sizeof(b), false));
-	pd_ordered__delete(q);
+	EXPECT_EQ(-EINVAL, ordered__push(self->q, 1, b, sizeof(b), 0));
+	EXPECT_EQ(0, ordered__pending(self->q));
 }
 
 TEST_HARNESS_MAIN

@@ -80,7 +80,7 @@ __attribute__((unused)) static void fake_proc__kernel(struct fake_proc *fp)
 	fp->kips[0] = fp->kallsyms ? sched + 1 : FAKE_K(0x1234);
 	fp->kips[1] = fp->kallsyms ? sys + 1 : FAKE_K(0x5678);
 	fp->kbid_len = sizeof(fp->kbid);
-	if (pd_build_id_notes("/sys/kernel/notes", fp->kbid, &fp->kbid_len))
+	if (sysfs__read_build_id("/sys/kernel/notes", fp->kbid, &fp->kbid_len))
 		fp->kbid_len = 0;
 }
 
@@ -119,7 +119,7 @@ __attribute__((unused)) static int fake_proc__init(struct fake_proc *fp)
 	}
 	fclose(f);
 	fp->bid_len = sizeof(fp->bid);
-	if (!ret && pd_build_id(fp->exe, fp->bid, &fp->bid_len))
+	if (!ret && filename__read_build_id(fp->exe, fp->bid, &fp->bid_len))
 		fp->bid_len = 0;
 	fake_proc__kernel(fp);
 	return ret;
@@ -131,7 +131,7 @@ __attribute__((unused)) static int fake_proc__init(struct fake_proc *fp)
  * EXIT.  Returns 0 or -errno.
  */
 __attribute__((unused)) static int fake_proc__write(const struct fake_proc *fp,
-						    struct pd_writer *w, bool deferred)
+						    struct perf_data_writer *w, bool deferred)
 {
 	struct perf_event_attr a = t_attr(deferred, true);
 	__u64 ids[] = { FAKE_ID0, FAKE_ID1 };
@@ -141,16 +141,16 @@ __attribute__((unused)) static int fake_proc__write(const struct fake_proc *fp,
 
 	if (!e)
 		return -ENOMEM;
-	err = pd_writer__add_attr(w, &a, ids, 2, "cpu-clock");
+	err = perf_data_writer__add_attr(w, &a, ids, 2, "cpu-clock");
 	if (err)
 		goto out;
 	t_kernel_mmap(e, fp->ktext, fp->klen);
-	err = pd_writer__write(w, e->w, tev__size(e));
+	err = perf_data_writer__write(w, e->w, tev__size(e));
 	t_comm(e, fp->pid, fp->pid, "pd-fake", 1000, FAKE_ID0, 0, true);
-	err = err ?: pd_writer__write(w, e->w, tev__size(e));
+	err = err ?: perf_data_writer__write(w, e->w, tev__size(e));
 	t_mmap2(e, fp->pid, fp->pid, fp->start, fp->len, fp->pgoff, PROT_READ | PROT_EXEC,
 		MAP_PRIVATE, fp->exe, 1001, FAKE_ID0, 0);
-	err = err ?: pd_writer__write(w, e->w, tev__size(e));
+	err = err ?: perf_data_writer__write(w, e->w, tev__size(e));
 	for (int i = 0; i < FAKE_SAMPLES && !err; i++) {
 		__u64 time = 2000 + 100 * i, cookie = ((__u64)(i % 2) + 1) << 32 | (2 * i + 1);
 		__u32 cpu = i % 2;
@@ -203,16 +203,16 @@ __attribute__((unused)) static int fake_proc__write(const struct fake_proc *fp,
 		if (i % 4 == 3 || i == FAKE_SAMPLES - 1) {
 			for (int c = 1; c >= 0; c--) {
 				for (int j = 0; j < nl[c]; j++) {
-					if (!err)
-						err = pd_writer__write(w, later[c][j]->w,
-								       tev__size(later[c][j]));
-					free(later[c][j]);
+					struct tev *t = later[c][j];
+
+					err = err ?: perf_data_writer__write(w, t->w, tev__size(t));
+					free(t);
 				}
 				nl[c] = 0;
 			}
 			if (deferred) {
 				t_round(e);
-				err = err ?: pd_writer__write(w, e->w, tev__size(e));
+				err = err ?: perf_data_writer__write(w, e->w, tev__size(e));
 			}
 		}
 	}
@@ -220,7 +220,7 @@ __attribute__((unused)) static int fake_proc__write(const struct fake_proc *fp,
 		for (int j = 0; j < nl[c]; j++)
 			free(later[c][j]);
 	t_exit(e, fp->pid, fp->pid, 9000, FAKE_ID0, 0);
-	err = err ?: pd_writer__write(w, e->w, tev__size(e));
+	err = err ?: perf_data_writer__write(w, e->w, tev__size(e));
 out:
 	free(e);
 	return err;
@@ -228,20 +228,20 @@ out:
 
 /* Write it to path, with the build-id of the executable and a cmdline. */
 __attribute__((unused)) static int fake_proc__file(const struct fake_proc *fp, const char *path,
-						   bool deferred, const struct pd_feat_raw *raw,
+						   bool deferred, const struct feat_raw *raw,
 						   size_t nr_raw)
 {
 	static const char *const argv[] = { "record", "-g", "--", "pd-fake" };
-	struct pd_build_id_entry bid[2] = {
+	struct build_id_entry bid[2] = {
 		{ .path = fp->exe, .pid = -1, .size = fp->bid_len },
 		{ .path = "[kernel.kallsyms]", .pid = -1, .kernel = true, .size = fp->kbid_len },
 	};
-	struct pd_features f = {
+	struct perf_data_features f = {
 		.cmdline = "/usr/bin/perf-defer", .argc = 4, .argv = (const char **)argv,
 		.build_ids = bid, .nr_build_ids = fp->kbid_len ? 2 : 1,
 		.raw = raw, .nr_raw = nr_raw,
 	};
-	struct pd_writer *w = pd_writer__open(path);
+	struct perf_data_writer *w = perf_data_writer__open(path);
 	int err;
 
 	if (!w)
@@ -250,10 +250,10 @@ __attribute__((unused)) static int fake_proc__file(const struct fake_proc *fp, c
 	memcpy(bid[1].build_id, fp->kbid, fp->kbid_len);
 	err = fake_proc__write(fp, w, deferred);
 	if (err) {
-		pd_writer__abort(w);
+		perf_data_writer__abort(w);
 		return err;
 	}
-	return pd_writer__close(w, &f);
+	return perf_data_writer__close(w, &f);
 }
 
 #endif /* PD_TEST_FAKE_H */

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <spawn.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -25,6 +26,7 @@
 #include <linux/perf_defer.h>
 
 #include "perf-data.h"
+#include "sample.h"
 
 #define T_SAMPLE_TYPE	(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
 			 PERF_SAMPLE_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | \
@@ -228,7 +230,7 @@ static inline struct perf_event_attr t_attr(bool defer, bool output)
 	};
 
 	/* defer_output goes on the tracking event of a deferred recording */
-	pd_attr__set_defer(&a, defer, defer && output);
+	attr__set_defer(&a, defer, defer && output);
 	return a;
 }
 
@@ -344,5 +346,52 @@ static inline bool t_have(const char *path)
 {
 	return !access(path, X_OK);
 }
+
+/* The recorder built with ASan and UBSan: $PERF_DEFER_SAN, or the Makefile's. */
+#ifdef PD_SAN_BIN
+static inline char *t_san_bin(void)
+{
+	const char *env = getenv("PERF_DEFER_SAN");
+
+	return (char *)(env && *env ? env : PD_SAN_BIN);
+}
+#endif
+
+/*
+ * With T_TMPDIR defined before this header: a directory /tmp/pd-test-*
+ * for the files of the test program, made before the tests fork and
+ * removed, with what it holds, when the harness returns.
+ */
+#ifdef T_TMPDIR
+static char t_tmpdir[] = "/tmp/pd-test-XXXXXX";
+static bool t_have_tmpdir;
+
+static void __attribute__((constructor)) t_tmpdir_make(void)
+{
+	t_have_tmpdir = mkdtemp(t_tmpdir) != NULL;
+}
+
+static void __attribute__((destructor)) t_tmpdir_remove(void)
+{
+	char cmd[64];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", t_tmpdir);
+	if (t_have_tmpdir && system(cmd))
+		fprintf(stderr, "cannot remove %s\n", t_tmpdir);
+}
+
+/* name in the directory (the last 8 stay valid), or NULL without one */
+static inline char *t_tmp_path(const char *name)
+{
+	static char paths[8][PATH_MAX];
+	static int i;
+	char *p = paths[i++ % 8];
+
+	if (!t_have_tmpdir)
+		return NULL;
+	snprintf(p, PATH_MAX, "%s/%s", t_tmpdir, name);
+	return p;
+}
+#endif
 
 #endif /* PD_TEST_UTIL_H */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * perf_data_test - the perf.data writer and reader (recorder/perf-data.c)
+ * perf_data_test - the perf.data writer and reader (recorder/perf-data-*.c)
  *
  * Round trips through our own reader, then Debian's perf 6.1 (when
  * /usr/bin/perf is there) reading what the writer wrote: --header-only,
@@ -17,7 +17,8 @@
 
 #include "kselftest_harness.h"
 
-#include "builtin.h"
+#include "dump.h"
+#define T_TMPDIR
 #include "pd_test_fake.h"
 #include "stitch.h"
 
@@ -26,36 +27,6 @@
 #define ID1		302
 #define ID2		303
 
-/* Made before the tests fork, removed when the harness returns. */
-static char tmpdir[] = "/tmp/pd-test-XXXXXX";
-static bool have_tmpdir;
-
-static void __attribute__((constructor)) make_tmpdir(void)
-{
-	have_tmpdir = mkdtemp(tmpdir) != NULL;
-}
-
-static void __attribute__((destructor)) remove_tmpdir(void)
-{
-	char cmd[64];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	if (have_tmpdir && system(cmd))
-		fprintf(stderr, "cannot remove %s\n", tmpdir);
-}
-
-static const char *tmp_path(const char *name)
-{
-	static char paths[8][PATH_MAX];
-	static int i;
-	char *p = paths[i++ % 8];
-
-	if (!have_tmpdir)
-		return NULL;
-	snprintf(p, PATH_MAX, "%s/%s", tmpdir, name);
-	return p;
-}
-
 /* A small but complete file: two attrs, every record type the stitcher meets. */
 static int write_small(const char *path, bool deferred)
 {
@@ -63,92 +34,92 @@ static int write_small(const char *path, bool deferred)
 	static const char *const argv[] = { "record", "-e", "cpu-clock" };
 	const __u64 k[] = { 0xffffffff81001000ULL }, u[] = { 0x401000, 0x402000 };
 	__u64 ids0[] = { ID0, ID1 }, ids1[] = { ID2 };
-	struct pd_build_id_entry bid = {
+	struct build_id_entry bid = {
 		.path = "/usr/bin/true", .pid = -1, .size = 20,
 		.build_id = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20 },
 	};
-	struct pd_features f = {
+	struct perf_data_features f = {
 		.cmdline = "/usr/bin/perf-defer", .argc = 3, .argv = (const char **)argv,
 		.build_ids = &bid, .nr_build_ids = 1,
 	};
-	struct pd_writer *w = pd_writer__open(path);
+	struct perf_data_writer *w = perf_data_writer__open(path);
 	struct tev e;
 	int err;
 
 	if (!w)
 		return -errno;
-	err = pd_writer__add_attr(w, &a0, ids0, 2, "cpu-clock");
-	err = err ?: pd_writer__add_attr(w, &a1, ids1, 1, "task-clock");
+	err = perf_data_writer__add_attr(w, &a0, ids0, 2, "cpu-clock");
+	err = err ?: perf_data_writer__add_attr(w, &a1, ids1, 1, "task-clock");
 	t_comm(&e, 5, 5, "small", 10, ID0, 0, true);
-	err = err ?: pd_writer__write(w, e.w, tev__size(&e));
+	err = err ?: perf_data_writer__write(w, e.w, tev__size(&e));
 	t_mmap2(&e, 5, 5, 0x400000, 0x10000, 0, PROT_READ | PROT_EXEC, MAP_PRIVATE,
 		"/usr/bin/true", 11, ID0, 0);
-	err = err ?: pd_writer__write(w, e.w, tev__size(&e));
+	err = err ?: perf_data_writer__write(w, e.w, tev__size(&e));
 	t_sample_deferred(&e, 5, 5, 20, ID1, 1, k, 1, 0x200000003ULL);
-	err = err ?: pd_writer__write(w, e.w, tev__size(&e));
+	err = err ?: perf_data_writer__write(w, e.w, tev__size(&e));
 	t_sample(&e, 5, 5, 21, ID2, 0, u[0], (const __u64[]){ PERF_CONTEXT_USER, u[0], u[1] }, 3);
-	err = err ?: pd_writer__write(w, e.w, tev__size(&e));
+	err = err ?: perf_data_writer__write(w, e.w, tev__size(&e));
 	t_round(&e);
-	err = err ?: pd_writer__write(w, e.w, tev__size(&e));
+	err = err ?: perf_data_writer__write(w, e.w, tev__size(&e));
 	t_lost(&e, ID0, 2, 22, ID0, 0);
-	err = err ?: pd_writer__write(w, e.w, tev__size(&e));
+	err = err ?: perf_data_writer__write(w, e.w, tev__size(&e));
 	t_deferred(&e, 5, 5, 30, ID0, 0, 0x200000003ULL, u, 2);
-	err = err ?: pd_writer__write(w, e.w, tev__size(&e));
+	err = err ?: perf_data_writer__write(w, e.w, tev__size(&e));
 	t_exit(&e, 5, 5, 40, ID0, 0);
-	err = err ?: pd_writer__write(w, e.w, tev__size(&e));
+	err = err ?: perf_data_writer__write(w, e.w, tev__size(&e));
 	if (err) {
-		pd_writer__abort(w);
+		perf_data_writer__abort(w);
 		return err;
 	}
-	return pd_writer__close(w, &f);
+	return perf_data_writer__close(w, &f);
 }
 
 /* Everything the reader gives about a file, for the round trip. */
 TEST(roundtrip)
 {
-	const char *path = tmp_path("roundtrip.data");
+	const char *path = t_tmp_path("roundtrip.data");
 	const struct perf_event_header *ev;
-	const struct pd_attr *a;
-	struct pd_reader *r;
+	const struct evsel *a;
+	struct perf_data_reader *r;
 	struct utsname uts;
 	const void *data;
 	size_t size;
 	int types[16], n = 0;
 
 	ASSERT_NE(NULL, path);
-	ASSERT_EQ(0, write_small(path, true)) TH_LOG("%s", pd_error());
-	r = pd_reader__open(path);
-	ASSERT_NE(NULL, r) TH_LOG("%s", pd_error());
+	ASSERT_EQ(0, write_small(path, true)) TH_LOG("%s", error__msg());
+	r = perf_data_reader__open(path);
+	ASSERT_NE(NULL, r) TH_LOG("%s", error__msg());
 
-	ASSERT_EQ(2, pd_reader__nr_attrs(r));
-	a = pd_reader__attr(r, 0);
+	ASSERT_EQ(2, perf_data_reader__nr_attrs(r));
+	a = perf_data_reader__attr(r, 0);
 	ASSERT_EQ(sizeof(struct perf_event_attr), a->file_size);
 	ASSERT_EQ(T_SAMPLE_TYPE, a->attr.sample_type);
-	ASSERT_TRUE(pd_attr__defer_callchain(&a->attr));
-	ASSERT_TRUE(pd_attr__defer_output(&a->attr));
+	ASSERT_TRUE(attr__defer_callchain(&a->attr));
+	ASSERT_TRUE(attr__defer_output(&a->attr));
 	ASSERT_EQ(1, (int)a->attr.sample_id_all);
 	ASSERT_EQ(2, a->nr_ids);
 	ASSERT_EQ(ID0, a->ids[0]);
 	ASSERT_EQ(ID1, a->ids[1]);
 	ASSERT_STREQ("cpu-clock", a->name);
-	a = pd_reader__attr(r, 1);
-	ASSERT_TRUE(pd_attr__defer_callchain(&a->attr));
-	ASSERT_FALSE(pd_attr__defer_output(&a->attr));
+	a = perf_data_reader__attr(r, 1);
+	ASSERT_TRUE(attr__defer_callchain(&a->attr));
+	ASSERT_FALSE(attr__defer_output(&a->attr));
 	ASSERT_EQ(1, a->nr_ids);
 	ASSERT_EQ(ID2, a->ids[0]);
 	ASSERT_STREQ("task-clock", a->name);
 
-	while (pd_reader__next(r, &ev) > 0) {
-		const struct pd_attr *ea;
-		struct pd_sample s;
+	while (perf_data_reader__next(r, &ev) > 0) {
+		const struct evsel *ea;
+		struct perf_sample s;
 
-		ASSERT_EQ(0, pd_reader__offset(r) % 8);
+		ASSERT_EQ(0, perf_data_reader__offset(r) % 8);
 		types[n++] = ev->type;
 		if (ev->type >= PD_RECORD_USER_TYPE_START)
 			continue;	/* perf's own records: no attr */
-		ea = pd_evlist__find(pd_reader__evlist(r), ev);
-		ASSERT_NE(NULL, ea) TH_LOG("%s", pd_error());
-		ASSERT_EQ(0, pd_sample__parse(&ea->attr, ev, &s)) TH_LOG("%s", pd_error());
+		ea = evlist__find(perf_data_reader__evlist(r), ev);
+		ASSERT_NE(NULL, ea) TH_LOG("%s", error__msg());
+		ASSERT_EQ(0, perf_sample__parse(&ea->attr, ev, &s)) TH_LOG("%s", error__msg());
 		if (ev->type == PERF_RECORD_SAMPLE && s.id == ID1) {
 			ASSERT_EQ(0, ea->idx);
 			ASSERT_TRUE(s.deferred);
@@ -182,26 +153,27 @@ TEST(roundtrip)
 	ASSERT_EQ(PERF_RECORD_EXIT, types[7]);
 
 	ASSERT_EQ(0, uname(&uts));
-	ASSERT_STREQ(uts.nodename, pd_reader__feat_string(r, PD_FEAT_HOSTNAME));
-	ASSERT_STREQ(uts.release, pd_reader__feat_string(r, PD_FEAT_OSRELEASE));
-	ASSERT_STREQ(uts.machine, pd_reader__feat_string(r, PD_FEAT_ARCH));
-	ASSERT_STREQ("perf-defer " PERF_DEFER_VERSION, pd_reader__feat_string(r, PD_FEAT_VERSION));
-	ASSERT_TRUE(pd_reader__feat(r, PD_FEAT_NRCPUS, &data, &size));
+	ASSERT_STREQ(uts.nodename, perf_data_reader__feat_string(r, PD_FEAT_HOSTNAME));
+	ASSERT_STREQ(uts.release, perf_data_reader__feat_string(r, PD_FEAT_OSRELEASE));
+	ASSERT_STREQ(uts.machine, perf_data_reader__feat_string(r, PD_FEAT_ARCH));
+	ASSERT_STREQ("perf-defer " PERF_DEFER_VERSION,
+		     perf_data_reader__feat_string(r, PD_FEAT_VERSION));
+	ASSERT_TRUE(perf_data_reader__feat(r, PD_FEAT_NRCPUS, &data, &size));
 	ASSERT_EQ(8, size);
 	ASSERT_EQ(sysconf(_SC_NPROCESSORS_ONLN), ((const __u32 *)data)[1]);
-	ASSERT_TRUE(pd_reader__feat(r, PD_FEAT_TOTAL_MEM, &data, &size));
+	ASSERT_TRUE(perf_data_reader__feat(r, PD_FEAT_TOTAL_MEM, &data, &size));
 	ASSERT_EQ(8, size);
-	ASSERT_TRUE(pd_reader__feat(r, PD_FEAT_CMDLINE, &data, &size));
+	ASSERT_TRUE(perf_data_reader__feat(r, PD_FEAT_CMDLINE, &data, &size));
 	ASSERT_EQ(4, *(const __u32 *)data);
 	ASSERT_STREQ("/usr/bin/perf-defer", (const char *)data + 8);
-	ASSERT_TRUE(pd_reader__feat(r, PD_FEAT_BUILD_ID, &data, &size));
+	ASSERT_TRUE(perf_data_reader__feat(r, PD_FEAT_BUILD_ID, &data, &size));
 	ASSERT_EQ(36 + 64, size);
 	ASSERT_EQ(-1, *(const __s32 *)((const char *)data + 8));
 	ASSERT_EQ(20, ((const __u8 *)data)[32]);
 	ASSERT_STREQ("/usr/bin/true", (const char *)data + 36);
-	ASSERT_TRUE(pd_reader__has_feat(r, PD_FEAT_EVENT_DESC));
-	ASSERT_FALSE(pd_reader__has_feat(r, PD_FEAT_CLOCKID));
-	pd_reader__close(r);
+	ASSERT_TRUE(perf_data_reader__has_feat(r, PD_FEAT_EVENT_DESC));
+	ASSERT_FALSE(perf_data_reader__has_feat(r, PD_FEAT_CLOCKID));
+	perf_data_reader__close(r);
 }
 
 /* The flag word: bits 37 (sigtrap), 38 and 39 of the word at offset 40. */
@@ -209,15 +181,15 @@ TEST(attr_defer_bits)
 {
 	struct perf_event_attr a = { .sigtrap = 1 };
 
-	ASSERT_EQ(1ULL << 37, pd_attr__flags(&a));
-	pd_attr__set_defer(&a, true, false);
-	ASSERT_EQ(1ULL << 37 | 1ULL << 38, pd_attr__flags(&a));
-	ASSERT_TRUE(pd_attr__defer_callchain(&a));
-	ASSERT_FALSE(pd_attr__defer_output(&a));
-	pd_attr__set_defer(&a, false, true);
-	ASSERT_EQ(1ULL << 37 | 1ULL << 39, pd_attr__flags(&a));
-	pd_attr__clear_defer(&a);
-	ASSERT_EQ(1ULL << 37, pd_attr__flags(&a));
+	ASSERT_EQ(1ULL << 37, attr__flags(&a));
+	attr__set_defer(&a, true, false);
+	ASSERT_EQ(1ULL << 37 | 1ULL << 38, attr__flags(&a));
+	ASSERT_TRUE(attr__defer_callchain(&a));
+	ASSERT_FALSE(attr__defer_output(&a));
+	attr__set_defer(&a, false, true);
+	ASSERT_EQ(1ULL << 37 | 1ULL << 39, attr__flags(&a));
+	attr__clear_defer(&a);
+	ASSERT_EQ(1ULL << 37, attr__flags(&a));
 	ASSERT_EQ(1, (int)a.sigtrap);
 }
 
@@ -241,7 +213,7 @@ TEST(sample_parse_all_fields)
 		.sample_regs_user = 0x7,
 		.sample_regs_intr = 0x3,
 	};
-	struct pd_sample s;
+	struct perf_sample s;
 	struct tev e;
 
 	tev__begin(&e, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
@@ -294,7 +266,7 @@ TEST(sample_parse_all_fields)
 	tev__u64(&e, 0);
 	tev__end(&e);
 
-	ASSERT_EQ(0, pd_sample__parse(&a, e.w, &s)) TH_LOG("%s", pd_error());
+	ASSERT_EQ(0, perf_sample__parse(&a, e.w, &s)) TH_LOG("%s", error__msg());
 	ASSERT_EQ(77, s.id);
 	ASSERT_EQ(0x401234, s.ip);
 	ASSERT_EQ(10, s.pid);
@@ -334,35 +306,36 @@ TEST(sample_parse_all_fields)
 		memcpy(&h, copy, sizeof(h));
 		h.size = size;
 		memcpy(copy, &h, sizeof(h));
-		EXPECT_EQ(-EFAULT, pd_sample__parse(&a, copy, &s)) TH_LOG("size %zu", size);
-		EXPECT_NE(NULL, strstr(pd_error(), "runs past the end")) TH_LOG("%s", pd_error());
+		EXPECT_EQ(-EFAULT, perf_sample__parse(&a, copy, &s)) TH_LOG("size %zu", size);
+		EXPECT_NE(NULL, strstr(error__msg(), "runs past the end"))
+			TH_LOG("%s", error__msg());
 		free(copy);
 	}
 	/* nr values that would overflow a size computation */
 	e.w[18] = 1ULL << 61;		/* callchain nr */
-	ASSERT_EQ(-EFAULT, pd_sample__parse(&a, e.w, &s));
+	ASSERT_EQ(-EFAULT, perf_sample__parse(&a, e.w, &s));
 	e.w[18] = 3;
 	e.w[10] = (__u64)-1;		/* read group nr */
-	ASSERT_EQ(-EFAULT, pd_sample__parse(&a, e.w, &s));
+	ASSERT_EQ(-EFAULT, perf_sample__parse(&a, e.w, &s));
 	e.w[10] = 2;
 	e.w[24] = 1ULL << 60;		/* branch stack nr */
-	ASSERT_EQ(-EFAULT, pd_sample__parse(&a, e.w, &s));
+	ASSERT_EQ(-EFAULT, perf_sample__parse(&a, e.w, &s));
 	e.w[24] = 1;
 	e.w[36] = 17;			/* user stack dyn_size > size */
-	ASSERT_EQ(-EFAULT, pd_sample__parse(&a, e.w, &s));
+	ASSERT_EQ(-EFAULT, perf_sample__parse(&a, e.w, &s));
 	e.w[36] = 8;
-	ASSERT_EQ(0, pd_sample__parse(&a, e.w, &s));
+	ASSERT_EQ(0, perf_sample__parse(&a, e.w, &s));
 }
 
 /* sample_id at the end of other records; record 22's body. */
 TEST(sample_parse_id_sample)
 {
 	struct perf_event_attr a = t_attr(false, true);
-	struct pd_sample s;
+	struct perf_sample s;
 	struct tev e;
 
 	t_comm(&e, 1, 2, "x", 555, 66, 7, false);
-	ASSERT_EQ(0, pd_sample__parse(&a, e.w, &s));
+	ASSERT_EQ(0, perf_sample__parse(&a, e.w, &s));
 	ASSERT_EQ(1, s.pid);
 	ASSERT_EQ(2, s.tid);
 	ASSERT_EQ(555, s.time);
@@ -372,15 +345,15 @@ TEST(sample_parse_id_sample)
 	tev__begin(&e, PERF_RECORD_COMM, 0);
 	tev__u64(&e, 0);
 	tev__end(&e);
-	ASSERT_EQ(-EFAULT, pd_sample__parse(&a, e.w, &s));
+	ASSERT_EQ(-EFAULT, perf_sample__parse(&a, e.w, &s));
 	/* without sample_id_all nothing is read */
 	a.sample_id_all = 0;
-	ASSERT_EQ(0, pd_sample__parse(&a, e.w, &s));
+	ASSERT_EQ(0, perf_sample__parse(&a, e.w, &s));
 	ASSERT_EQ((__u64)-1, s.time);
 	a.sample_id_all = 1;
 
 	t_deferred(&e, 3, 4, 777, 88, 1, 0x100000001ULL, (const __u64[]){ 9, 8 }, 2);
-	ASSERT_EQ(0, pd_sample__parse(&a, e.w, &s));
+	ASSERT_EQ(0, perf_sample__parse(&a, e.w, &s));
 	ASSERT_TRUE(s.deferred);
 	ASSERT_EQ(0x100000001ULL, s.cookie);
 	ASSERT_EQ(2, s.nr);
@@ -389,7 +362,7 @@ TEST(sample_parse_id_sample)
 	ASSERT_EQ(777, s.time);
 	/* ips and sample_id overlapping */
 	e.w[2] = 3;
-	ASSERT_EQ(-EFAULT, pd_sample__parse(&a, e.w, &s));
+	ASSERT_EQ(-EFAULT, perf_sample__parse(&a, e.w, &s));
 }
 
 /* perf's rules to find the attr of a record. */
@@ -397,33 +370,33 @@ TEST(evlist_find)
 {
 	struct perf_event_attr a0 = t_attr(false, true), a1 = t_attr(false, false);
 	__u64 ids0[] = { 1, 2 }, ids1[] = { 3 };
-	struct pd_evlist *el = pd_evlist__new();
+	struct evlist *el = evlist__new();
 	struct tev e;
 
 	ASSERT_NE(NULL, el);
-	ASSERT_EQ(0, pd_evlist__add(el, &a0, ids0, 2, NULL));
+	ASSERT_EQ(0, evlist__add(el, &a0, ids0, 2, NULL));
 	/* one attr: always it, whatever the id */
 	t_sample(&e, 1, 1, 1, 999, 0, 1, NULL, 0);
-	ASSERT_EQ(0, pd_evlist__find(el, e.w)->idx);
-	ASSERT_EQ(0, pd_evlist__add(el, &a1, ids1, 1, NULL));
-	ASSERT_EQ(0, pd_evlist__check(el));
-	ASSERT_EQ(NULL, pd_evlist__find(el, e.w));
-	ASSERT_NE(NULL, strstr(pd_error(), "unknown event id 999"));
+	ASSERT_EQ(0, evlist__find(el, e.w)->idx);
+	ASSERT_EQ(0, evlist__add(el, &a1, ids1, 1, NULL));
+	ASSERT_EQ(0, evlist__check(el));
+	ASSERT_EQ(NULL, evlist__find(el, e.w));
+	ASSERT_NE(NULL, strstr(error__msg(), "unknown event id 999"));
 	t_sample(&e, 1, 1, 1, 3, 0, 1, NULL, 0);
-	ASSERT_EQ(1, pd_evlist__find(el, e.w)->idx);
+	ASSERT_EQ(1, evlist__find(el, e.w)->idx);
 	t_comm(&e, 1, 1, "c", 1, 2, 0, false);
-	ASSERT_EQ(0, pd_evlist__find(el, e.w)->idx);
+	ASSERT_EQ(0, evlist__find(el, e.w)->idx);
 	t_comm(&e, 1, 1, "c", 1, 3, 0, false);
-	ASSERT_EQ(1, pd_evlist__find(el, e.w)->idx);
+	ASSERT_EQ(1, evlist__find(el, e.w)->idx);
 	/* synthesized: id 0 */
 	t_comm(&e, 1, 1, "c", 1, 0, 0, false);
-	ASSERT_EQ(0, pd_evlist__find(el, e.w)->idx);
+	ASSERT_EQ(0, evlist__find(el, e.w)->idx);
 	/* attrs whose ids sit in other places */
 	a1.sample_type |= PERF_SAMPLE_ADDR;
-	ASSERT_EQ(0, pd_evlist__add(el, &a1, ids1, 0, NULL));
-	ASSERT_EQ(-EINVAL, pd_evlist__check(el));
-	ASSERT_NE(NULL, strstr(pd_error(), "non matching sample_type"));
-	pd_evlist__delete(el);
+	ASSERT_EQ(0, evlist__add(el, &a1, ids1, 0, NULL));
+	ASSERT_EQ(-EINVAL, evlist__check(el));
+	ASSERT_NE(NULL, strstr(error__msg(), "non matching sample_type"));
+	evlist__delete(el);
 }
 
 /* A build-id as readelf sees it. */
@@ -434,7 +407,7 @@ TEST(build_id_self)
 	size_t len = sizeof(id);
 	FILE *p;
 
-	ASSERT_EQ(0, pd_build_id("/proc/self/exe", id, &len));
+	ASSERT_EQ(0, filename__read_build_id("/proc/self/exe", id, &len));
 	ASSERT_EQ(20, len);
 	snprintf(cmd, sizeof(cmd), "readelf -n /proc/%d/exe 2>/dev/null", getpid());
 	p = popen(cmd, "r");
@@ -445,11 +418,11 @@ TEST(build_id_self)
 	pclose(p);
 	if (!want[0])
 		SKIP(return, "no readelf");
-	ASSERT_STREQ(want, pd_build_id__sprintf(id, len, hex));
+	ASSERT_STREQ(want, build_id__sprintf(id, len, hex));
 
 	len = sizeof(id);
-	ASSERT_EQ(-ENOEXEC, pd_build_id("/proc/self/cmdline", id, &len));
-	ASSERT_EQ(-ENOENT, pd_build_id("/nonexistent", id, &len));
+	ASSERT_EQ(-ENOEXEC, filename__read_build_id("/proc/self/cmdline", id, &len));
+	ASSERT_EQ(-ENOENT, filename__read_build_id("/nonexistent", id, &len));
 }
 
 /* The kernel's build-id from /sys/kernel/notes, as perf buildid-list -k says. */
@@ -460,7 +433,7 @@ TEST(build_id_kernel)
 	size_t len = sizeof(id);
 	FILE *p;
 
-	if (pd_build_id_notes("/sys/kernel/notes", id, &len))
+	if (sysfs__read_build_id("/sys/kernel/notes", id, &len))
 		SKIP(return, "no build-id in /sys/kernel/notes");
 	if (!t_have(PERF))
 		SKIP(return, "no " PERF);
@@ -470,25 +443,26 @@ TEST(build_id_kernel)
 		line[0] = '\0';
 	pclose(p);
 	line[strcspn(line, "\n")] = '\0';
-	ASSERT_STREQ(line, pd_build_id__sprintf(id, len, hex));
+	ASSERT_STREQ(line, build_id__sprintf(id, len, hex));
 }
 
-static struct pd_writer *writer_with_attr(struct __test_metadata *_metadata, const char *path)
+static struct perf_data_writer *writer_with_attr(struct __test_metadata *_metadata,
+						 const char *path)
 {
 	struct perf_event_attr a = t_attr(false, true);
 	__u64 id = ID0;
-	struct pd_writer *w = pd_writer__open(path);
+	struct perf_data_writer *w = perf_data_writer__open(path);
 
-	EXPECT_NE(NULL, w) TH_LOG("%s", pd_error());
+	EXPECT_NE(NULL, w) TH_LOG("%s", error__msg());
 	if (w)
-		EXPECT_EQ(0, pd_writer__add_attr(w, &a, &id, 1, NULL));
+		EXPECT_EQ(0, perf_data_writer__add_attr(w, &a, &id, 1, NULL));
 	return w;
 }
 
 /* /dev/full: the error comes back, and /dev/full is not removed. */
 TEST(writer_dev_full)
 {
-	struct pd_writer *w = writer_with_attr(_metadata, "/dev/full");
+	struct perf_data_writer *w = writer_with_attr(_metadata, "/dev/full");
 	struct stat st;
 	struct tev e;
 	int err = 0;
@@ -496,17 +470,17 @@ TEST(writer_dev_full)
 	ASSERT_NE(NULL, w);
 	t_comm(&e, 1, 1, "full", 1, ID0, 0, false);
 	for (int i = 0; i < 10000 && !err; i++)
-		err = pd_writer__write(w, e.w, tev__size(&e));
+		err = perf_data_writer__write(w, e.w, tev__size(&e));
 	ASSERT_EQ(-ENOSPC, err);
-	ASSERT_EQ(-ENOSPC, pd_writer__close(w, NULL));
-	ASSERT_NE(NULL, strstr(pd_error(), "No space left on device")) TH_LOG("%s", pd_error());
+	ASSERT_EQ(-ENOSPC, perf_data_writer__close(w, NULL));
+	ASSERT_NE(NULL, strstr(error__msg(), "No space left on device")) TH_LOG("%s", error__msg());
 	ASSERT_EQ(0, stat("/dev/full", &st));
 	ASSERT_TRUE(S_ISCHR(st.st_mode));
 	/* even when the records fit the buffer: close flushes */
 	w = writer_with_attr(_metadata, "/dev/full");
 	ASSERT_NE(NULL, w);
-	ASSERT_EQ(0, pd_writer__write(w, e.w, tev__size(&e)));
-	ASSERT_EQ(-ENOSPC, pd_writer__close(w, NULL));
+	ASSERT_EQ(0, perf_data_writer__write(w, e.w, tev__size(&e)));
+	ASSERT_EQ(-ENOSPC, perf_data_writer__close(w, NULL));
 }
 
 /* A full file system: an error, and no short file left behind. */
@@ -524,7 +498,7 @@ TEST(writer_full_tmpfs)
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
-		struct pd_writer *w;
+		struct perf_data_writer *w;
 		struct tev e;
 		int err = 0;
 
@@ -533,16 +507,16 @@ TEST(writer_full_tmpfs)
 			res[0] = 1000 + errno;
 			goto out;
 		}
-		w = pd_writer__open(path);
-		if (!w || pd_writer__add_attr(w, &a, &id, 1, NULL)) {
+		w = perf_data_writer__open(path);
+		if (!w || perf_data_writer__add_attr(w, &a, &id, 1, NULL)) {
 			res[0] = 2000;
 			goto out;
 		}
 		t_comm(&e, 1, 1, "tmpfs", 1, ID0, 0, false);
 		for (int i = 0; i < 2000 && !err; i++)		/* ~ 100 KiB */
-			err = pd_writer__write(w, e.w, tev__size(&e));
+			err = perf_data_writer__write(w, e.w, tev__size(&e));
 		res[0] = err;
-		res[1] = pd_writer__close(w, NULL);
+		res[1] = perf_data_writer__close(w, NULL);
 		if (!access(path, F_OK))
 			res[0] = 3000;
 out:
@@ -564,35 +538,35 @@ out:
 /* Misuse gets an error and a message. */
 TEST(writer_misuse)
 {
-	const char *path = tmp_path("misuse.data");
+	const char *path = t_tmp_path("misuse.data");
 	struct perf_event_attr a = t_attr(false, true);
-	struct pd_writer *w;
+	struct perf_data_writer *w;
 	struct tev e;
 	__u64 id = ID0;
 
-	w = pd_writer__open(path);
+	w = perf_data_writer__open(path);
 	ASSERT_NE(NULL, w);
 	t_comm(&e, 1, 1, "x", 1, ID0, 0, false);
 	/* no attr */
-	ASSERT_EQ(-EINVAL, pd_writer__close(w, NULL));
+	ASSERT_EQ(-EINVAL, perf_data_writer__close(w, NULL));
 	ASSERT_NE(0, access(path, F_OK)) TH_LOG("file left behind");
 	w = writer_with_attr(_metadata, path);
-	ASSERT_EQ(-EINVAL, pd_writer__write(w, e.w, tev__size(&e) - 8));
-	ASSERT_EQ(0, pd_writer__write(w, e.w, tev__size(&e)));
-	ASSERT_EQ(-EBUSY, pd_writer__add_attr(w, &a, &id, 1, NULL));
-	pd_writer__abort(w);
+	ASSERT_EQ(-EINVAL, perf_data_writer__write(w, e.w, tev__size(&e) - 8));
+	ASSERT_EQ(0, perf_data_writer__write(w, e.w, tev__size(&e)));
+	ASSERT_EQ(-EBUSY, perf_data_writer__add_attr(w, &a, &id, 1, NULL));
+	perf_data_writer__abort(w);
 	ASSERT_NE(0, access(path, F_OK)) TH_LOG("abort left the file");
-	ASSERT_EQ(NULL, pd_writer__open("/nonexistent/dir/perf.data"));
+	ASSERT_EQ(NULL, perf_data_writer__open("/nonexistent/dir/perf.data"));
 	ASSERT_EQ(ENOENT, errno);
 }
 
 /* perf 6.1's view of the header: every feature, no warning. */
 TEST(perf_header_only)
 {
-	const char *path = tmp_path("header.data");
+	const char *path = t_tmp_path("header.data");
 	struct perf_event_attr a = t_attr(false, true);
 	static const char *const argv[] = { "record", "-k", "mono", "-g" };
-	struct pd_features f = {
+	struct perf_data_features f = {
 		.argc = 4, .argv = (const char **)argv, .clockid = CLOCK_MONOTONIC, .use_clockid = true,
 	};
 	static const char *const want[] = {
@@ -604,17 +578,17 @@ TEST(perf_header_only)
 	};
 	char *argv_perf[] = { PERF, "report", "--header-only", "-i", (char *)path, NULL };
 	__u64 ids[] = { ID0, ID1 };
-	struct pd_writer *w;
+	struct perf_data_writer *w;
 	struct t_run run;
 	struct tev e;
 
-	w = pd_writer__open(path);
+	w = perf_data_writer__open(path);
 	ASSERT_NE(NULL, w);
-	pd_attr__set_defer(&a, false, false);
-	ASSERT_EQ(0, pd_writer__add_attr(w, &a, ids, 2, "cpu-clock"));
+	attr__set_defer(&a, false, false);
+	ASSERT_EQ(0, perf_data_writer__add_attr(w, &a, ids, 2, "cpu-clock"));
 	t_comm(&e, 1, 1, "hdr", 1, ID0, 0, false);
-	ASSERT_EQ(0, pd_writer__write(w, e.w, tev__size(&e)));
-	ASSERT_EQ(0, pd_writer__close(w, &f)) TH_LOG("%s", pd_error());
+	ASSERT_EQ(0, perf_data_writer__write(w, e.w, tev__size(&e)));
+	ASSERT_EQ(0, perf_data_writer__close(w, &f)) TH_LOG("%s", error__msg());
 	if (!t_have(PERF))
 		SKIP(return, "no " PERF);
 	ASSERT_EQ(0, t_run(&run, NULL, argv_perf));
@@ -633,7 +607,7 @@ TEST(perf_header_only)
 /* perf 6.1 on the fake process: symbols from our build-id, no warning. */
 TEST(perf_reads_fake_process)
 {
-	const char *path = tmp_path("fake.data");
+	const char *path = t_tmp_path("fake.data");
 	char *script[] = { PERF, "script", "-i", (char *)path, NULL };
 	char *bidl[] = { PERF, "buildid-list", "-i", (char *)path, NULL };
 	char *report[] = { PERF, "report", "--stdio", "-i", (char *)path, NULL };
@@ -645,14 +619,14 @@ TEST(perf_reads_fake_process)
 
 	ASSERT_EQ(0, fake_proc__init(&fp));
 	ASSERT_NE(0, fp.bid_len);
-	ASSERT_EQ(0, fake_proc__file(&fp, path, false, NULL, 0)) TH_LOG("%s", pd_error());
+	ASSERT_EQ(0, fake_proc__file(&fp, path, false, NULL, 0)) TH_LOG("%s", error__msg());
 	if (!t_have(PERF))
 		SKIP(return, "no " PERF);
 
 	ASSERT_EQ(0, t_run(&run, NULL, bidl));
 	ASSERT_EQ(0, run.code);
 	ASSERT_STREQ("", run.err);
-	ASSERT_NE(NULL, strstr(run.out, pd_build_id__sprintf(fp.bid, fp.bid_len, hex)));
+	ASSERT_NE(NULL, strstr(run.out, build_id__sprintf(fp.bid, fp.bid_len, hex)));
 	ASSERT_NE(NULL, strstr(run.out, fp.exe));
 	t_run_free(&run);
 
@@ -688,7 +662,7 @@ out:
 /* Corrupt headers: an error that says what is wrong. */
 TEST(reader_rejects)
 {
-	const char *path = tmp_path("rejects.data");
+	const char *path = t_tmp_path("rejects.data");
 	struct {
 		size_t off;
 		__u64 val;
@@ -706,7 +680,7 @@ TEST(reader_rejects)
 		{ 40, 1ULL << 40, 8, "data section" },
 		{ 48, 1ULL << 40, 8, "data section" },
 	};
-	struct pd_reader *r;
+	struct perf_data_reader *r;
 	unsigned char *buf, *copy;
 	size_t size;
 
@@ -717,33 +691,34 @@ TEST(reader_rejects)
 		copy = malloc(size);
 		memcpy(copy, buf, size);
 		memcpy(copy + cases[i].off, &cases[i].val, cases[i].width);
-		r = pd_reader__open_mem(copy, size, "bad");
+		r = perf_data_reader__open_mem(copy, size, "bad");
 		EXPECT_EQ(NULL, r) TH_LOG("case %zu accepted", i);
-		EXPECT_NE(NULL, strstr(pd_error(), cases[i].msg))
-			TH_LOG("case %zu: '%s' has no '%s'", i, pd_error(), cases[i].msg);
-		EXPECT_EQ(0, strncmp(pd_error(), "bad: ", 5));
-		pd_reader__close(r);
+		EXPECT_NE(NULL, strstr(error__msg(), cases[i].msg))
+			TH_LOG("case %zu: '%s' has no '%s'", i, error__msg(), cases[i].msg);
+		EXPECT_EQ(0, strncmp(error__msg(), "bad: ", 5));
+		perf_data_reader__close(r);
 		free(copy);
 	}
 	/* an attr whose size disagrees with the attr section */
 	copy = malloc(size);
 	memcpy(copy, buf, size);
 	copy[*(__u64 *)(buf + 24) + 4] = 120;
-	r = pd_reader__open_mem(copy, size, "bad");
+	r = perf_data_reader__open_mem(copy, size, "bad");
 	EXPECT_EQ(NULL, r);
-	EXPECT_NE(NULL, strstr(pd_error(), "does not match the attr section")) TH_LOG("%s", pd_error());
+	EXPECT_NE(NULL, strstr(error__msg(), "does not match the attr section"))
+		TH_LOG("%s", error__msg());
 	free(copy);
 	free(buf);
-	ASSERT_EQ(NULL, pd_reader__open("/nonexistent.data"));
-	ASSERT_NE(NULL, strstr(pd_error(), "cannot open /nonexistent.data: No such file"));
-	ASSERT_EQ(NULL, pd_reader__open("/dev/null"));
-	ASSERT_NE(NULL, strstr(pd_error(), "not a regular file"));
+	ASSERT_EQ(NULL, perf_data_reader__open("/nonexistent.data"));
+	ASSERT_NE(NULL, strstr(error__msg(), "cannot open /nonexistent.data: No such file"));
+	ASSERT_EQ(NULL, perf_data_reader__open("/dev/null"));
+	ASSERT_NE(NULL, strstr(error__msg(), "not a regular file"));
 }
 
 /* Corrupt records: the reader stops at them with the offset and the reason. */
 TEST(reader_bad_records)
 {
-	const char *path = tmp_path("records.data");
+	const char *path = t_tmp_path("records.data");
 	struct {
 		size_t rec;		/* index of the record to break */
 		size_t off;
@@ -766,7 +741,7 @@ TEST(reader_bad_records)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		unsigned char *copy = malloc(size);
 		const struct perf_event_header *ev;
-		struct pd_reader *r;
+		struct perf_data_reader *r;
 		__u64 off = *(__u64 *)(buf + 40);
 		int ret = 1;
 
@@ -774,14 +749,14 @@ TEST(reader_bad_records)
 		for (size_t k = 0; k < cases[i].rec; k++)
 			off += ((struct perf_event_header *)(buf + off))->size;
 		memcpy(copy + off + cases[i].off, &cases[i].val, cases[i].width);
-		r = pd_reader__open_mem(copy, size, "bad");
-		ASSERT_NE(NULL, r) TH_LOG("%s", pd_error());
-		while ((ret = pd_reader__next(r, &ev)) > 0)
+		r = perf_data_reader__open_mem(copy, size, "bad");
+		ASSERT_NE(NULL, r) TH_LOG("%s", error__msg());
+		while ((ret = perf_data_reader__next(r, &ev)) > 0)
 			;
 		EXPECT_EQ(-EINVAL, ret) TH_LOG("case %zu accepted", i);
-		EXPECT_NE(NULL, strstr(pd_error(), cases[i].msg))
-			TH_LOG("case %zu: '%s' has no '%s'", i, pd_error(), cases[i].msg);
-		pd_reader__close(r);
+		EXPECT_NE(NULL, strstr(error__msg(), cases[i].msg))
+			TH_LOG("case %zu: '%s' has no '%s'", i, error__msg(), cases[i].msg);
+		perf_data_reader__close(r);
 		free(copy);
 	}
 	free(buf);
@@ -791,68 +766,82 @@ TEST(reader_bad_records)
 static int through_everything(const void *buf, size_t size)
 {
 	static FILE *devnull;
-	struct pd_stitch_stats st;
-	struct pd_reader *r;
-	struct pd_writer *w;
+	struct stitch_stats st;
+	struct perf_data_reader *r;
+	struct perf_data_writer *w;
 	int err, fd;
 
 	if (!devnull)
 		devnull = fopen("/dev/null", "w");
-	r = pd_reader__open_mem(buf, size, "input");
+	r = perf_data_reader__open_mem(buf, size, "input");
 	if (!r)
 		return -1;
 	err = dump__reader(r, devnull, false);
-	pd_reader__rewind(r);
+	perf_data_reader__rewind(r);
 	fd = fileno(devnull);
-	w = pd_writer__open_fd(fd, "/dev/null");
+	w = perf_data_writer__open_fd(fd, "/dev/null");
 	if (w)
 		err |= stitch__reader(r, w, &st, true);
-	pd_reader__close(r);
+	perf_data_reader__close(r);
 	return err;
 }
+
+/* What error__msg() says before a call: the call gave no message if it still does. */
+#define NO_MESSAGE	"(no message)"
 
 /* Every truncation of a valid file is an error with a message, never a crash. */
 TEST(every_truncation)
 {
-	const char *path = tmp_path("trunc.data");
+	const char *path = t_tmp_path("trunc.data");
 	unsigned char *buf;
 	size_t size;
 
 	ASSERT_EQ(0, write_small(path, true));
 	buf = t_slurp(path, &size);
 	ASSERT_NE(NULL, buf);
-	ASSERT_EQ(0, through_everything(buf, size)) TH_LOG("%s", pd_error());
+	ASSERT_EQ(0, through_everything(buf, size)) TH_LOG("%s", error__msg());
 	for (size_t len = 0; len < size; len++) {
-		pd_set_error("%s", "");
+		error__set(NO_MESSAGE);
 		EXPECT_NE(0, through_everything(buf, len)) TH_LOG("length %zu accepted", len);
-		EXPECT_NE(0, strlen(pd_error())) TH_LOG("length %zu: no message", len);
+		EXPECT_STRNE(NO_MESSAGE, error__msg()) TH_LOG("length %zu: no message", len);
 	}
 	free(buf);
 }
 
-/* Random byte flips: errors or not, never a crash (ASan/UBSan watch). */
+/*
+ * Random byte flips: never a crash (ASan/UBSan watch), a message with
+ * every rejection, and both outcomes seen, so that the flipped files that
+ * are accepted go through dump and stitch whole.
+ */
 TEST(random_byte_flips)
 {
-	const char *path = tmp_path("flips.data");
+	const char *path = t_tmp_path("flips.data");
 	unsigned char *buf, *copy;
 	unsigned int seed = 12345;
+	int rejected = 0, silent = 0;
 	size_t size;
-	int errors = 0;
 
 	ASSERT_EQ(0, write_small(path, true));
 	buf = t_slurp(path, &size);
 	ASSERT_NE(NULL, buf);
 	copy = malloc(size);
+	ASSERT_NE(NULL, copy);
 	for (int i = 0; i < 20000; i++) {
 		int flips = 1 + rand_r(&seed) % 4;
 
 		memcpy(copy, buf, size);
 		for (int k = 0; k < flips; k++)
 			copy[rand_r(&seed) % size] ^= 1 << (rand_r(&seed) % 8);
-		errors += through_everything(copy, size) != 0;
+		error__set(NO_MESSAGE);
+		if (through_everything(copy, size)) {
+			rejected++;
+			silent += !strcmp(error__msg(), NO_MESSAGE);
+		}
 	}
-	TH_LOG("%d of 20000 flipped files rejected", errors);
-	ASSERT_LT(0, errors);
+	TH_LOG("%d of 20000 flipped files rejected", rejected);
+	EXPECT_LT(0, rejected);
+	EXPECT_GT(20000, rejected);
+	EXPECT_EQ(0, silent);
 	free(copy);
 	free(buf);
 }

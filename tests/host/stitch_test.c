@@ -11,7 +11,6 @@
 
 #include "kselftest_harness.h"
 
-#include "builtin.h"
 #include "pd_test_util.h"
 #include "stitch.h"
 
@@ -23,11 +22,11 @@
 
 struct out {
 	int fd;
-	struct pd_writer *w;
-	struct pd_stitch *s;
-	struct pd_reader *r;
+	struct perf_data_writer *w;
+	struct stitch *s;
+	struct perf_data_reader *r;
 	void *buf;
-	struct pd_stitch_stats st;
+	struct stitch_stats st;
 };
 
 /*
@@ -42,14 +41,14 @@ static void out__begin_attr(struct __test_metadata *_metadata, struct out *o,
 	memset(o, 0, sizeof(*o));
 	o->fd = memfd_create("stitched", MFD_CLOEXEC);
 	ASSERT_LE(0, o->fd);
-	o->w = pd_writer__open_fd(o->fd, "stitched");
+	o->w = perf_data_writer__open_fd(o->fd, "stitched");
 	ASSERT_NE(NULL, o->w);
-	o->s = pd_stitch__new(o->w);
+	o->s = stitch__new(o->w);
 	ASSERT_NE(NULL, o->s);
-	ASSERT_EQ(0, pd_stitch__add_attr(o->s, &a, ids, 2));
-	pd_attr__clear_defer(&a);
-	pd_attr__stitch_user_dump(&a);
-	ASSERT_EQ(0, pd_writer__add_attr(o->w, &a, ids, 2, "cpu-clock"));
+	ASSERT_EQ(0, stitch__add_attr(o->s, &a, ids, 2));
+	attr__clear_defer(&a);
+	attr__stitch_user_dump(&a);
+	ASSERT_EQ(0, perf_data_writer__add_attr(o->w, &a, ids, 2, "cpu-clock"));
 }
 
 static void out__begin(struct __test_metadata *_metadata, struct out *o)
@@ -59,7 +58,7 @@ static void out__begin(struct __test_metadata *_metadata, struct out *o)
 
 static void out__event(struct __test_metadata *_metadata, struct out *o, struct tev *e)
 {
-	ASSERT_EQ(0, pd_stitch__event(o->s, e->w, tev__size(e))) TH_LOG("%s", pd_error());
+	ASSERT_EQ(0, stitch__event(o->s, e->w, tev__size(e))) TH_LOG("%s", error__msg());
 }
 
 /* Finish, close, and open what was written. */
@@ -67,25 +66,25 @@ static void out__end(struct __test_metadata *_metadata, struct out *o)
 {
 	size_t size;
 
-	ASSERT_EQ(0, pd_stitch__finish(o->s, &o->st));
-	pd_stitch__delete(o->s);
+	ASSERT_EQ(0, stitch__finish(o->s, &o->st));
+	stitch__delete(o->s);
 	o->s = NULL;
-	ASSERT_EQ(0, pd_writer__close(o->w, NULL)) TH_LOG("%s", pd_error());
+	ASSERT_EQ(0, perf_data_writer__close(o->w, NULL)) TH_LOG("%s", error__msg());
 	o->w = NULL;
 	size = lseek(o->fd, 0, SEEK_END);
 	o->buf = malloc(size);
 	ASSERT_NE(NULL, o->buf);
 	ASSERT_EQ((ssize_t)size, pread(o->fd, o->buf, size, 0));
-	o->r = pd_reader__open_mem(o->buf, size, "stitched");
-	ASSERT_NE(NULL, o->r) TH_LOG("%s", pd_error());
+	o->r = perf_data_reader__open_mem(o->buf, size, "stitched");
+	ASSERT_NE(NULL, o->r) TH_LOG("%s", error__msg());
 }
 
 static void out__free(struct out *o)
 {
-	pd_stitch__delete(o->s);
+	stitch__delete(o->s);
 	if (o->w)
-		pd_writer__abort(o->w);
-	pd_reader__close(o->r);
+		perf_data_writer__abort(o->w);
+	perf_data_reader__close(o->r);
 	free(o->buf);
 	if (o->fd > 0)
 		close(o->fd);
@@ -93,19 +92,19 @@ static void out__free(struct out *o)
 
 /* The next record of the output, parsed; false at the end. */
 static bool out__next(struct __test_metadata *_metadata, struct out *o,
-		      const struct perf_event_header **ev, struct pd_sample *s)
+		      const struct perf_event_header **ev, struct perf_sample *s)
 {
-	const struct pd_attr *a;
-	int ret = pd_reader__next(o->r, ev);
+	const struct evsel *a;
+	int ret = perf_data_reader__next(o->r, ev);
 
-	EXPECT_LE(0, ret) TH_LOG("%s", pd_error());
+	EXPECT_LE(0, ret) TH_LOG("%s", error__msg());
 	if (ret <= 0)
 		return false;
-	a = pd_evlist__find(pd_reader__evlist(o->r), *ev);
+	a = evlist__find(perf_data_reader__evlist(o->r), *ev);
 	EXPECT_NE(NULL, a);
 	if (!a)
 		return false;
-	EXPECT_EQ(0, pd_sample__parse(&a->attr, *ev, s)) TH_LOG("%s", pd_error());
+	EXPECT_EQ(0, perf_sample__parse(&a->attr, *ev, s)) TH_LOG("%s", error__msg());
 	return true;
 }
 
@@ -144,7 +143,7 @@ TEST_F(stitch, basic)
 {
 	const __u64 k[] = { K(0x10), K(0x20) }, u[] = { U(1), U(2), U(3) };
 	const struct perf_event_header *ev;
-	struct pd_sample s;
+	struct perf_sample s;
 
 	t_sample_deferred(&self->e, 10, 11, 1000, ID0, 0, k, 2, COOKIE(0, 1));
 	out__event(_metadata, &self->o, &self->e);
@@ -182,7 +181,7 @@ TEST_F(stitch, plain_samples_unchanged)
 {
 	const __u64 chain[] = { PERF_CONTEXT_KERNEL, K(1), PERF_CONTEXT_USER, U(1), U(2) };
 	const struct perf_event_header *ev;
-	struct pd_sample s;
+	struct perf_sample s;
 	struct tev copy;
 
 	t_sample(&self->e, 1, 1, 100, ID0, 0, K(1), chain, 5);
@@ -201,7 +200,7 @@ TEST_F(stitch, one_record_many_samples)
 {
 	const __u64 k[] = { K(0x30) }, u[] = { U(7), U(8) };
 	const struct perf_event_header *ev;
-	struct pd_sample s;
+	struct perf_sample s;
 	int n = 0;
 
 	for (int i = 0; i < 5; i++) {
@@ -230,7 +229,7 @@ TEST_F(stitch, order_across_cpus)
 {
 	const __u64 k[] = { K(0x40) }, u0[] = { U(0x10) }, u1[] = { U(0x20) };
 	const struct perf_event_header *ev;
-	struct pd_sample s;
+	struct perf_sample s;
 	__u64 last = 0;
 	int types[16], n = 0;
 
@@ -245,7 +244,7 @@ TEST_F(stitch, order_across_cpus)
 	/* tid 2's record first, on CPU 0 */
 	t_deferred(&self->e, 2, 2, 14, ID0, 0, COOKIE(1, 1), u1, 1);
 	out__event(_metadata, &self->o, &self->e);
-	ASSERT_EQ(0, pd_writer__data_size(self->o.w)) TH_LOG("written behind a held sample");
+	ASSERT_EQ(0, perf_data_writer__data_size(self->o.w)) TH_LOG("written behind a held sample");
 	t_deferred(&self->e, 1, 1, 15, ID1, 1, COOKIE(0, 1), u0, 1);
 	out__event(_metadata, &self->o, &self->e);
 	t_comm(&self->e, 4, 4, "late", 16, ID0, 0, false);
@@ -278,7 +277,7 @@ TEST_F(stitch, same_tid_new_cookie)
 {
 	const __u64 k[] = { K(0x50), K(0x51) }, u[] = { U(0x30), U(0x31) };
 	const struct perf_event_header *ev;
-	struct pd_sample s;
+	struct perf_sample s;
 
 	t_sample_deferred(&self->e, 7, 7, 100, ID0, 0, k, 2, COOKIE(0, 1));
 	out__event(_metadata, &self->o, &self->e);
@@ -288,7 +287,7 @@ TEST_F(stitch, same_tid_new_cookie)
 	t_deferred(&self->e, 7, 7, 300, ID0, 0, COOKIE(0, 2), u, 2);
 	out__event(_metadata, &self->o, &self->e);
 	/* written as soon as that record came: nothing is held any more */
-	ASSERT_LT(0, pd_writer__data_size(self->o.w));
+	ASSERT_LT(0, perf_data_writer__data_size(self->o.w));
 	out__end(_metadata, &self->o);
 
 	ASSERT_TRUE(out__next(_metadata, &self->o, &ev, &s));
@@ -307,7 +306,7 @@ TEST_F(stitch, two_tids_interleaved)
 {
 	const __u64 k[] = { K(0x60) };
 	const struct perf_event_header *ev;
-	struct pd_sample s;
+	struct perf_sample s;
 	__u64 t = 1000;
 	int stitched[2] = { 0 };
 
@@ -342,7 +341,7 @@ TEST_F(stitch, unmatched_flush_at_end)
 {
 	const __u64 k[] = { K(0x70) };
 	const struct perf_event_header *ev;
-	struct pd_sample s;
+	struct perf_sample s;
 	int n = 0;
 
 	t_sample_deferred(&self->e, 1, 1, 10, ID0, 0, k, 1, COOKIE(0, 1));
@@ -351,7 +350,7 @@ TEST_F(stitch, unmatched_flush_at_end)
 	out__event(_metadata, &self->o, &self->e);
 	t_sample_deferred(&self->e, 2, 2, 12, ID0, 1, NULL, 0, COOKIE(1, 1));
 	out__event(_metadata, &self->o, &self->e);
-	ASSERT_EQ(0, pd_writer__data_size(self->o.w));
+	ASSERT_EQ(0, perf_data_writer__data_size(self->o.w));
 	out__end(_metadata, &self->o);
 
 	ASSERT_TRUE(out__next(_metadata, &self->o, &ev, &s));
@@ -370,7 +369,7 @@ TEST_F(stitch, lost_records)
 {
 	const __u64 k[] = { K(0x80) }, u[] = { U(0x80) };
 	const struct perf_event_header *ev;
-	struct pd_sample s;
+	struct perf_sample s;
 	int types[8], n = 0;
 
 	t_sample_deferred(&self->e, 1, 1, 10, ID0, 0, k, 1, COOKIE(0, 1));
@@ -401,8 +400,8 @@ TEST_F(stitch, exit_releases)
 	out__event(_metadata, &self->o, &self->e);
 	t_exit(&self->e, 9, 9, 20, ID0, 0);
 	out__event(_metadata, &self->o, &self->e);
-	ASSERT_LT(0, pd_writer__data_size(self->o.w));
-	pd_stitch__stats(self->o.s, &self->o.st);
+	ASSERT_LT(0, perf_data_writer__data_size(self->o.w));
+	stitch__stats(self->o.s, &self->o.st);
 	ASSERT_EQ(1, self->o.st.unmatched);
 	out__end(_metadata, &self->o);
 }
@@ -417,7 +416,7 @@ TEST_F(stitch, orphan_record)
 	out__end(_metadata, &self->o);
 	ASSERT_EQ(1, self->o.st.records);
 	ASSERT_EQ(1, self->o.st.orphan_records);
-	ASSERT_EQ(0, pd_reader__data_size(self->o.r));
+	ASSERT_EQ(0, perf_data_reader__data_size(self->o.r));
 }
 
 /* An empty record (a task that exited) matches and adds nothing. */
@@ -425,7 +424,7 @@ TEST_F(stitch, empty_record)
 {
 	const __u64 k[] = { K(0xa0) };
 	const struct perf_event_header *ev;
-	struct pd_sample s;
+	struct perf_sample s;
 
 	t_sample_deferred(&self->e, 1, 1, 10, ID0, 0, k, 1, COOKIE(0, 1));
 	out__event(_metadata, &self->o, &self->e);
@@ -441,10 +440,10 @@ TEST_F(stitch, budget_evicts_oldest)
 {
 	const __u64 k[] = { K(0xb0) }, u[] = { U(0xb0) };
 	const struct perf_event_header *ev;
-	struct pd_sample s;
+	struct perf_sample s;
 	int n = 0, stitched = 0;
 
-	pd_stitch__set_max_pending(self->o.s, 4096);
+	stitch__set_max_pending(self->o.s, 4096);
 	/* tid 1 is held forever: its record never comes */
 	t_sample_deferred(&self->e, 1, 1, 1, ID0, 0, k, 1, COOKIE(0, 1));
 	out__event(_metadata, &self->o, &self->e);
@@ -454,7 +453,7 @@ TEST_F(stitch, budget_evicts_oldest)
 		t_deferred(&self->e, 2, 2, 11 + 2 * i, ID0, 1, COOKIE(1, i), u, 1);
 		out__event(_metadata, &self->o, &self->e);
 	}
-	pd_stitch__stats(self->o.s, &self->o.st);
+	stitch__stats(self->o.s, &self->o.st);
 	ASSERT_EQ(1, self->o.st.evicted);
 	ASSERT_GE(4096 + 200, self->o.st.max_pending);
 	out__end(_metadata, &self->o);
@@ -470,7 +469,7 @@ TEST_F(stitch, budget_evicts_oldest)
 TEST_F(stitch, memory_flat)
 {
 	const __u64 k[] = { K(1), K(2), K(3) }, u[] = { U(1), U(2), U(3), U(4) };
-	struct pd_stitch_stats st;
+	struct stitch_stats st;
 	__u64 t = 0;
 
 	for (int i = 0; i < 200000; i++) {
@@ -489,7 +488,7 @@ TEST_F(stitch, memory_flat)
 			}
 		}
 	}
-	pd_stitch__stats(self->o.s, &st);
+	stitch__stats(self->o.s, &st);
 	ASSERT_EQ(200000, st.stitched);
 	/* at most 8 samples and the 8 records behind them: a few KiB */
 	ASSERT_GT(16 * 1024, st.max_pending) TH_LOG("max pending %llu", (unsigned long long)st.max_pending);
@@ -502,7 +501,7 @@ TEST_F(stitch, huge_chain_truncated)
 	static __u64 u[8184];	/* the biggest record 22 */
 	const __u64 k[] = { K(1) };
 	const struct perf_event_header *ev;
-	struct pd_sample s;
+	struct perf_sample s;
 
 	for (size_t i = 0; i < ARRAY_SIZE(u); i++)
 		u[i] = U(i);
@@ -525,48 +524,48 @@ TEST_F(stitch, bad_records)
 	struct perf_event_header h;
 
 	t_sample(e, 1, 1, 10, ID0, 0, 1, NULL, 0);
-	ASSERT_EQ(-EINVAL, pd_stitch__event(self->o.s, e->w, tev__size(e) - 8));
+	ASSERT_EQ(-EINVAL, stitch__event(self->o.s, e->w, tev__size(e) - 8));
 	/* callchain nr past the end */
 	e->w[7] = 1000;
-	ASSERT_EQ(-EINVAL, pd_stitch__event(self->o.s, e->w, tev__size(e)));
-	ASSERT_NE(NULL, strstr(pd_error(), "callchain")) TH_LOG("%s", pd_error());
+	ASSERT_EQ(-EINVAL, stitch__event(self->o.s, e->w, tev__size(e)));
+	ASSERT_NE(NULL, strstr(error__msg(), "callchain")) TH_LOG("%s", error__msg());
 	/* a record 22 nr past the end */
 	t_deferred(e, 1, 1, 11, ID0, 0, 5, (const __u64[]){ 1 }, 1);
 	e->w[2] = 50;
-	ASSERT_EQ(-EINVAL, pd_stitch__event(self->o.s, e->w, tev__size(e)));
+	ASSERT_EQ(-EINVAL, stitch__event(self->o.s, e->w, tev__size(e)));
 	memcpy(&h, e->w, sizeof(h));
-	ASSERT_EQ(-EINVAL, pd_stitch__event(self->o.s, e->w, 4));
+	ASSERT_EQ(-EINVAL, stitch__event(self->o.s, e->w, 4));
 	out__end(_metadata, &self->o);
 }
 
-/* A write error comes back from pd_stitch__event(), and stays. */
+/* A write error comes back from stitch__event(), and stays. */
 TEST(write_error)
 {
 	struct perf_event_attr a = t_attr(false, true);
 	int fd = open("/dev/full", O_WRONLY | O_CLOEXEC);
-	struct pd_writer *w;
-	struct pd_stitch *s;
+	struct perf_data_writer *w;
+	struct stitch *s;
 	struct tev e;
 	__u64 id = ID0;
 	int err = 0;
 
 	ASSERT_LE(0, fd);
-	w = pd_writer__open_fd(fd, "/dev/full");
+	w = perf_data_writer__open_fd(fd, "/dev/full");
 	ASSERT_NE(NULL, w);
-	s = pd_stitch__new(w);
+	s = stitch__new(w);
 	ASSERT_NE(NULL, s);
-	ASSERT_EQ(0, pd_stitch__add_attr(s, &a, &id, 1));
-	ASSERT_EQ(0, pd_writer__add_attr(w, &a, &id, 1, NULL));
+	ASSERT_EQ(0, stitch__add_attr(s, &a, &id, 1));
+	ASSERT_EQ(0, perf_data_writer__add_attr(w, &a, &id, 1, NULL));
 	for (int i = 0; i < 100000 && !err; i++) {
 		t_comm(&e, 1, 1, "full", i + 1, ID0, 0, false);
-		err = pd_stitch__event(s, e.w, tev__size(&e));
+		err = stitch__event(s, e.w, tev__size(&e));
 	}
 	ASSERT_EQ(-ENOSPC, err);
 	t_comm(&e, 1, 1, "again", 1, ID0, 0, false);
-	ASSERT_EQ(-ENOSPC, pd_stitch__event(s, e.w, tev__size(&e)));
-	ASSERT_EQ(-ENOSPC, pd_stitch__finish(s, NULL));
-	pd_stitch__delete(s);
-	ASSERT_EQ(-ENOSPC, pd_writer__close(w, NULL));
+	ASSERT_EQ(-ENOSPC, stitch__event(s, e.w, tev__size(&e)));
+	ASSERT_EQ(-ENOSPC, stitch__finish(s, NULL));
+	stitch__delete(s);
+	ASSERT_EQ(-ENOSPC, perf_data_writer__close(w, NULL));
 	close(fd);
 }
 
@@ -580,9 +579,9 @@ TEST(stitch_reader_attrs_and_rounds)
 	const __u64 k[] = { K(0xc0) }, u[] = { U(0xc0), U(0xc1) };
 	__u64 ids0[] = { ID0 }, ids1[] = { ID1 };
 	const struct perf_event_header *ev;
-	struct pd_stitch_stats st;
-	struct pd_reader *in, *out;
-	struct pd_writer *w;
+	struct stitch_stats st;
+	struct perf_data_reader *in, *out;
+	struct perf_data_writer *w;
 	int fd_in = memfd_create("in", MFD_CLOEXEC), fd_out = memfd_create("out", MFD_CLOEXEC);
 	void *bin, *bout;
 	size_t nin, nout;
@@ -592,64 +591,64 @@ TEST(stitch_reader_attrs_and_rounds)
 
 	ASSERT_LE(0, fd_in);
 	ASSERT_LE(0, fd_out);
-	w = pd_writer__open_fd(fd_in, "in");
+	w = perf_data_writer__open_fd(fd_in, "in");
 	ASSERT_NE(NULL, w);
-	ASSERT_EQ(0, pd_writer__add_attr(w, &a0, ids0, 1, "cpu-clock"));
-	ASSERT_EQ(0, pd_writer__add_attr(w, &a1, ids1, 1, "task-clock"));
+	ASSERT_EQ(0, perf_data_writer__add_attr(w, &a0, ids0, 1, "cpu-clock"));
+	ASSERT_EQ(0, perf_data_writer__add_attr(w, &a1, ids1, 1, "task-clock"));
 	/* round 1: CPU 1's buffer, then CPU 0's (perf writes each buffer in turn) */
 	t_sample_deferred(&e, 1, 1, 30, ID1, 1, k, 1, COOKIE(1, 1));
-	ASSERT_EQ(0, pd_writer__write(w, e.w, tev__size(&e)));
+	ASSERT_EQ(0, perf_data_writer__write(w, e.w, tev__size(&e)));
 	t_sample_deferred(&e, 2, 2, 10, ID0, 0, k, 1, COOKIE(0, 1));
-	ASSERT_EQ(0, pd_writer__write(w, e.w, tev__size(&e)));
+	ASSERT_EQ(0, perf_data_writer__write(w, e.w, tev__size(&e)));
 	t_round(&e);
-	ASSERT_EQ(0, pd_writer__write(w, e.w, tev__size(&e)));
+	ASSERT_EQ(0, perf_data_writer__write(w, e.w, tev__size(&e)));
 	/* round 2: the records (on the other CPUs), and a late sample of round 1's time */
 	t_deferred(&e, 1, 1, 40, ID0, 0, COOKIE(1, 1), u, 2);
-	ASSERT_EQ(0, pd_writer__write(w, e.w, tev__size(&e)));
+	ASSERT_EQ(0, perf_data_writer__write(w, e.w, tev__size(&e)));
 	t_deferred(&e, 2, 2, 35, ID0, 1, COOKIE(0, 1), u + 1, 1);
-	ASSERT_EQ(0, pd_writer__write(w, e.w, tev__size(&e)));
+	ASSERT_EQ(0, perf_data_writer__write(w, e.w, tev__size(&e)));
 	t_sample(&e, 3, 3, 20, ID1, 1, U(9), (const __u64[]){ PERF_CONTEXT_USER, U(9) }, 2);
-	ASSERT_EQ(0, pd_writer__write(w, e.w, tev__size(&e)));
+	ASSERT_EQ(0, perf_data_writer__write(w, e.w, tev__size(&e)));
 	t_round(&e);
-	ASSERT_EQ(0, pd_writer__write(w, e.w, tev__size(&e)));
-	ASSERT_EQ(0, pd_writer__close(w, NULL));
+	ASSERT_EQ(0, perf_data_writer__write(w, e.w, tev__size(&e)));
+	ASSERT_EQ(0, perf_data_writer__close(w, NULL));
 
 	nin = lseek(fd_in, 0, SEEK_END);
 	bin = malloc(nin);
 	ASSERT_EQ((ssize_t)nin, pread(fd_in, bin, nin, 0));
-	in = pd_reader__open_mem(bin, nin, "in");
-	ASSERT_NE(NULL, in) TH_LOG("%s", pd_error());
-	ASSERT_TRUE(pd_attr__defer_callchain(&pd_reader__attr(in, 0)->attr));
-	ASSERT_TRUE(pd_attr__defer_output(&pd_reader__attr(in, 0)->attr));
-	w = pd_writer__open_fd(fd_out, "out");
+	in = perf_data_reader__open_mem(bin, nin, "in");
+	ASSERT_NE(NULL, in) TH_LOG("%s", error__msg());
+	ASSERT_TRUE(attr__defer_callchain(&perf_data_reader__attr(in, 0)->attr));
+	ASSERT_TRUE(attr__defer_output(&perf_data_reader__attr(in, 0)->attr));
+	w = perf_data_writer__open_fd(fd_out, "out");
 	ASSERT_NE(NULL, w);
-	ASSERT_EQ(0, stitch__reader(in, w, &st, true)) TH_LOG("%s", pd_error());
-	pd_reader__close(in);
+	ASSERT_EQ(0, stitch__reader(in, w, &st, true)) TH_LOG("%s", error__msg());
+	perf_data_reader__close(in);
 
 	nout = lseek(fd_out, 0, SEEK_END);
 	bout = malloc(nout);
 	ASSERT_EQ((ssize_t)nout, pread(fd_out, bout, nout, 0));
-	out = pd_reader__open_mem(bout, nout, "out");
-	ASSERT_NE(NULL, out) TH_LOG("%s", pd_error());
-	ASSERT_EQ(2, pd_reader__nr_attrs(out));
+	out = perf_data_reader__open_mem(bout, nout, "out");
+	ASSERT_NE(NULL, out) TH_LOG("%s", error__msg());
+	ASSERT_EQ(2, perf_data_reader__nr_attrs(out));
 	for (unsigned int i = 0; i < 2; i++) {
-		const struct pd_attr *a = pd_reader__attr(out, i);
+		const struct evsel *a = perf_data_reader__attr(out, i);
 
-		ASSERT_FALSE(pd_attr__defer_callchain(&a->attr));
-		ASSERT_FALSE(pd_attr__defer_output(&a->attr));
+		ASSERT_FALSE(attr__defer_callchain(&a->attr));
+		ASSERT_FALSE(attr__defer_output(&a->attr));
 		ASSERT_EQ(1, a->nr_ids);
 		ASSERT_EQ(i ? ID1 : ID0, a->ids[0]);
 		ASSERT_STREQ(i ? "task-clock" : "cpu-clock", a->name);
 		ASSERT_EQ(T_SAMPLE_TYPE, a->attr.sample_type);
 	}
-	while (pd_reader__next(out, &ev) > 0) {
-		const struct pd_attr *a = pd_evlist__find(pd_reader__evlist(out), ev);
-		struct pd_sample s;
+	while (perf_data_reader__next(out, &ev) > 0) {
+		const struct evsel *a = evlist__find(perf_data_reader__evlist(out), ev);
+		struct perf_sample s;
 
 		ASSERT_NE(PERF_DEFER_RECORD_CALLCHAIN_DEFERRED, ev->type);
 		if (ev->type != PERF_RECORD_SAMPLE)
 			continue;
-		ASSERT_EQ(0, pd_sample__parse(&a->attr, ev, &s));
+		ASSERT_EQ(0, perf_sample__parse(&a->attr, ev, &s));
 		ASSERT_LE(last, s.time);
 		last = s.time;
 		ASSERT_FALSE(s.deferred);
@@ -658,7 +657,7 @@ TEST(stitch_reader_attrs_and_rounds)
 	ASSERT_EQ(3, n);
 	ASSERT_EQ(2, st.stitched);
 	ASSERT_EQ(0, st.unmatched);
-	pd_reader__close(out);
+	perf_data_reader__close(out);
 	free(bin);
 	free(bout);
 	close(fd_in);
@@ -706,7 +705,7 @@ static size_t t_dump(struct tev *e, __u32 pid, __u32 tid, __u64 time, __u64 cook
 
 /* s has the registers of t_dump() and size bytes of its stack from seed */
 static void d_check(struct __test_metadata *_metadata, const struct perf_event_header *ev,
-		    const struct pd_sample *s, __u64 size, __u64 dyn, unsigned char seed)
+		    const struct perf_sample *s, __u64 size, __u64 dyn, unsigned char seed)
 {
 	const unsigned char *p = (const unsigned char *)ev + s->regs_user_offset;
 
@@ -742,16 +741,16 @@ TEST(dwarf_attr)
 {
 	struct perf_event_attr a = d_attr(), b = t_attr(false, false);
 
-	ASSERT_TRUE(pd_attr__user_dump(&a));
-	ASSERT_FALSE(pd_attr__user_dump(&b));
-	pd_attr__stitch_user_dump(&a);
+	ASSERT_TRUE(attr__user_dump(&a));
+	ASSERT_FALSE(attr__user_dump(&b));
+	attr__stitch_user_dump(&a);
 	ASSERT_EQ(T_SAMPLE_TYPE | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER, a.sample_type);
 	ASSERT_EQ(1, (int)a.exclude_callchain_user);
 	ASSERT_EQ(D_REGS, a.sample_regs_user);
 	ASSERT_EQ(D_STACK, a.sample_stack_user);
 	/* stitched once, it is no longer a deferred dump attr */
-	ASSERT_FALSE(pd_attr__user_dump(&a));
-	pd_attr__stitch_user_dump(&b);
+	ASSERT_FALSE(attr__user_dump(&a));
+	attr__stitch_user_dump(&b);
 	ASSERT_EQ(T_SAMPLE_TYPE, b.sample_type);
 }
 
@@ -764,7 +763,7 @@ TEST_F(dwarf, basic)
 {
 	const __u64 k[] = { K(0x10), K(0x20) };
 	const struct perf_event_header *ev;
-	struct pd_sample s;
+	struct perf_sample s;
 
 	t_sample_deferred(&self->e, 10, 11, 1000, ID0, 0, k, 2, COOKIE(0, 1));
 	out__event(_metadata, &self->o, &self->e);
@@ -800,7 +799,7 @@ TEST_F(dwarf, no_dump)
 	const __u64 k[] = { K(0x10) };
 	const __u64 nmi[] = { PERF_CONTEXT_KERNEL, K(0x30), PERF_CONTEXT_USER, U(5), U(6) };
 	const struct perf_event_header *ev;
-	struct pd_sample s;
+	struct perf_sample s;
 
 	t_sample_deferred(&self->e, 10, 11, 1000, ID0, 0, k, 1, COOKIE(0, 1));
 	out__event(_metadata, &self->o, &self->e);
@@ -831,7 +830,7 @@ TEST_F(dwarf, no_dump)
 TEST_F(dwarf, dump_without_regs)
 {
 	const struct perf_event_header *ev;
-	struct pd_sample s;
+	struct perf_sample s;
 
 	t_sample_deferred(&self->e, 10, 11, 1000, ID0, 0, NULL, 0, COOKIE(1, 1));
 	out__event(_metadata, &self->o, &self->e);
@@ -857,7 +856,7 @@ TEST(dwarf_cut_to_fit)
 	struct tev *e = calloc(1, sizeof(*e));
 	const struct perf_event_header *ev;
 	__u64 k[60], size = 65000 & ~7;
-	struct pd_sample s;
+	struct perf_sample s;
 	struct out o;
 
 	ASSERT_NE(NULL, e);
@@ -866,9 +865,9 @@ TEST(dwarf_cut_to_fit)
 	for (int i = 0; i < 60; i++)
 		k[i] = K(i);
 	t_sample_deferred(e, 10, 11, 1000, ID0, 0, k, 60, COOKIE(0, 1));
-	ASSERT_EQ(0, pd_stitch__event(o.s, e->w, tev__size(e)));
+	ASSERT_EQ(0, stitch__event(o.s, e->w, tev__size(e)));
 	t_dump(e, 10, 11, 1200, COOKIE(0, 1), PERF_SAMPLE_REGS_ABI_64, size, size, 3);
-	ASSERT_EQ(0, pd_stitch__event(o.s, e->w, tev__size(e))) TH_LOG("%s", pd_error());
+	ASSERT_EQ(0, stitch__event(o.s, e->w, tev__size(e))) TH_LOG("%s", error__msg());
 	out__end(_metadata, &o);
 
 	ASSERT_TRUE(out__next(_metadata, &o, &ev, &s));
@@ -891,8 +890,8 @@ TEST_F(dwarf, bad_dump)
 	out__event(_metadata, &self->o, &self->e);
 	t_dump(&self->e, 10, 11, 1200, COOKIE(0, 1), PERF_SAMPLE_REGS_ABI_64, D_STACK,
 	       D_STACK + 8, 0);
-	ASSERT_EQ(-EINVAL, pd_stitch__event(self->o.s, self->e.w, tev__size(&self->e)));
-	ASSERT_NE(NULL, strstr(pd_error(), "dyn_size")) TH_LOG("%s", pd_error());
+	ASSERT_EQ(-EINVAL, stitch__event(self->o.s, self->e.w, tev__size(&self->e)));
+	ASSERT_NE(NULL, strstr(error__msg(), "dyn_size")) TH_LOG("%s", error__msg());
 }
 
 TEST_HARNESS_MAIN

@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* A session of the perf_defer module, for record.  See session.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "session.h"
+#include "util.h"
+
+int session__open(struct session *s, unsigned int data_pages, __u32 dump_size,
+		  const __u8 *unwind)
+{
+	struct perf_defer_version v = { .size = sizeof(v) };
+	struct perf_defer_ring ring = { .size = sizeof(ring) };
+	int fd;
+
+	fd = open(PERF_DEFER_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (ioctl(fd, PERF_DEFER_IOC_GET_VERSION, &v) || v.major != PERF_DEFER_ABI_MAJOR) {
+		pr_err("module ABI %u.%u is not supported by this recorder (needs major %d); rebuild/reinstall the module",
+		       v.major, v.minor, PERF_DEFER_ABI_MAJOR);
+		close(fd);
+		return -EPROTO;
+	}
+	ring.data_pages = data_pages > PERF_DEFER_RING_MAX_PAGES ?
+			  PERF_DEFER_RING_MAX_PAGES : data_pages;
+	/*
+	 * Dumps are big: room for 256 of them per CPU between two reads
+	 * (every 100 ms at least), within the module's limit.
+	 */
+	while (dump_size && ring.data_pages < PERF_DEFER_RING_MAX_PAGES &&
+	       (size_t)ring.data_pages * getpagesize() < 256 * (dump_size + 512))
+		ring.data_pages *= 2;
+	if (ioctl(fd, PERF_DEFER_IOC_SET_RING, &ring)) {
+		pr_err("PERF_DEFER_IOC_SET_RING: %s", strerror(errno));
+		close(fd);
+		return -EPROTO;
+	}
+	if (dump_size) {
+		struct perf_defer_dump d = {
+			.size = sizeof(d), .flags = PERF_DEFER_DUMP_REGS_STACK,
+			.stack_size = dump_size,
+		};
+
+		if (v.minor < 1) {
+			pr_warn("module ABI %u.%u has no dumps for dwarf,defer (needs 1.1); recording with --call-graph dwarf",
+			       v.major, v.minor);
+			close(fd);
+			return -ENOSYS;
+		}
+		if (ioctl(fd, PERF_DEFER_IOC_SET_DUMP, &d)) {
+			pr_err("PERF_DEFER_IOC_SET_DUMP of %u bytes: %s%s", d.stack_size,
+			       strerror(errno), errno == EINVAL ?
+			       " (a dump must fit in the ring: raise --mmap-pages)" : "");
+			close(fd);
+			return -EPROTO;
+		}
+	}
+	if (unwind[0]) {
+		struct perf_defer_unwind u = { .size = sizeof(u) };
+
+		memcpy(u.methods, unwind, sizeof(u.methods));
+		if (v.minor < 3) {
+			pr_err("module ABI %u.%u has no --user-unwind (needs 1.3); rebuild/reinstall the module",
+			       v.major, v.minor);
+			close(fd);
+			return -EPROTO;
+		}
+		if (ioctl(fd, PERF_DEFER_IOC_SET_UNWIND, &u)) {
+			pr_err("PERF_DEFER_IOC_SET_UNWIND: %s", strerror(errno));
+			close(fd);
+			return -EPROTO;
+		}
+	}
+	s->ring_len = (size_t)(1 + ring.data_pages) * getpagesize();
+	s->fd = fd;
+	return 0;
+}
+
+int session__attach(struct session *s, int perf_fd)
+{
+	struct perf_defer_attach a = { .size = sizeof(a), .perf_fd = perf_fd };
+
+	if (ioctl(s->fd, PERF_DEFER_IOC_ATTACH, &a)) {
+		pr_err("cannot attach event fd %d to %s: %s", a.perf_fd,
+		       PERF_DEFER_DEVICE_PATH, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int session__map_rings(struct session *s)
+{
+	int ncpu = sysconf(_SC_NPROCESSORS_CONF), cpu;
+
+	if (ncpu > SESSION_MAX_CPUS)
+		ncpu = SESSION_MAX_CPUS;
+	for (cpu = 0; cpu < ncpu; cpu++) {
+		void *p = mmap(NULL, s->ring_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+			       s->fd, (off_t)cpu * s->ring_len);
+
+		if (p == MAP_FAILED) {
+			pr_err("cannot map the module ring of cpu %d: %s", cpu, strerror(errno));
+			return -1;
+		}
+		s->rings[s->nr_rings++] = p;
+	}
+	return 0;
+}
+
+void session__close(struct session *s)
+{
+	for (unsigned int i = 0; i < s->nr_rings; i++)
+		munmap(s->rings[i], s->ring_len);
+	s->nr_rings = 0;
+	if (s->fd >= 0)
+		close(s->fd);
+	s->fd = -1;
+}
