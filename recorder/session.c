@@ -81,13 +81,21 @@ int session__open(struct session *s, unsigned int data_pages, __u32 dump_size,
 	return 0;
 }
 
+/* after EPERM from the call that makes the module's rings */
+#define SESSION_MEMLOCK_HINT						\
+	" (its rings count as locked memory, as perf's own do: raise 'ulimit -l',"	\
+	" use a smaller --mmap-pages, or as root raise"			\
+	" /sys/module/perf_defer/parameters/mlock_kb)"
+
 int session__attach(struct session *s, int perf_fd)
 {
 	struct perf_defer_attach a = { .size = sizeof(a), .perf_fd = perf_fd };
 
 	if (ioctl(s->fd, PERF_DEFER_IOC_ATTACH, &a)) {
-		pr_err("cannot attach event fd %d to %s: %s", a.perf_fd,
-		       PERF_DEFER_DEVICE_PATH, strerror(errno));
+		int err = errno;
+
+		pr_err("cannot attach event fd %d to %s: %s%s", a.perf_fd,
+		       PERF_DEFER_DEVICE_PATH, strerror(err), err == EPERM ? SESSION_MEMLOCK_HINT : "");
 		return -1;
 	}
 	return 0;
@@ -104,7 +112,10 @@ int session__map_rings(struct session *s)
 			       s->fd, (off_t)cpu * s->ring_len);
 
 		if (p == MAP_FAILED) {
-			pr_err("cannot map the module ring of cpu %d: %s", cpu, strerror(errno));
+			int err = errno;
+
+			pr_err("cannot map the module ring of cpu %d: %s%s", cpu, strerror(err),
+			       err == EPERM ? SESSION_MEMLOCK_HINT : "");
 			return -1;
 		}
 		s->rings[s->nr_rings++] = p;

@@ -12,7 +12,7 @@
 . "$(dirname "$0")/perfpaths.sh"
 
 ko=${1:-$PERF_DEFER_KO}
-tap_plan 25
+tap_plan 28
 cd /tmp || exit 1
 insmod "$ko" || { echo "Bail out! cannot load $ko"; exit 1; }
 
@@ -145,4 +145,28 @@ ok $? "with --user-unwind fp none reaches main"
 
 rmmod perf_defer
 ok $? "rmmod after recording"
+
+# The module's rings count as locked memory, as perf's do: with no
+# per-user share (mlock_kb=0) they are charged to RLIMIT_MEMLOCK, and a
+# user past it is told what to change
+insmod "$ko" dev_mode=0666 mlock_kb=0 || { echo "Bail out! cannot load $ko"; exit 1; }
+paranoid=$(cat /proc/sys/kernel/perf_event_paranoid)
+# 1: a user may sample the kernel in their own tasks, as record does
+echo 1 >/proc/sys/kernel/perf_event_paranoid
+as_nobody() { su -s /bin/sh nobody -c "$*"; }
+# shellcheck disable=SC3045 # the guest's shell is busybox sh, which has ulimit -l
+(ulimit -l 0 && as_nobody perf-defer record -q -o /tmp/nobody0.data -- /tests/wl_calls user 300) >nobody0.out 2>&1
+rc=$?
+sed 's/^/# /' nobody0.out
+[ $rc != 0 ] && grep -q "ulimit -l" nobody0.out
+ok $? "past RLIMIT_MEMLOCK a user's recording fails, saying why (rc=$rc)"
+# shellcheck disable=SC3045 # as above
+(ulimit -l unlimited && as_nobody perf-defer record -q --stats -o /tmp/nobody1.data -- /tests/wl_calls user 300) >nobody1.out 2>&1
+rc=$?
+sed 's/^/# /' nobody1.out
+[ $rc = 0 ] && grep -qx "path: module" nobody1.out
+ok $? "with the limit raised the same user records through the module (rc=$rc)"
+echo "$paranoid" >/proc/sys/kernel/perf_event_paranoid
+rmmod perf_defer
+ok $? "rmmod after recording as a user"
 tap_done
