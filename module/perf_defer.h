@@ -139,6 +139,7 @@ struct pd_counters {
 	u64	uw_frames[PD_UW_METHODS];	/* caller frames each method found */
 	u64	uw_objects;	/* objects looked up by the table walk */
 	u64	uw_stopped;	/* table walks ended by bad or missing data */
+	u64	uw_cache_hits;	/* objects found in the layout cache */
 };
 
 

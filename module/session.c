@@ -392,6 +392,7 @@ static long pd_ioctl_get_stats(void __user *uarg, u32 size)
 		st.frames_eh_frame += READ_ONCE(c->uw_frames[PD_UW_METHOD_EH_FRAME]);
 		st.table_objects += READ_ONCE(c->uw_objects);
 		st.table_stopped += READ_ONCE(c->uw_stopped);
+		st.table_cache_hits += READ_ONCE(c->uw_cache_hits);
 	}
 	st.pending = pd_requests_pending();
 	return copy_to_user(uarg, &st, size) ? -EFAULT : 0;

@@ -11,6 +11,12 @@
  * address and callee-saved registers.  The first frame's IP is exact;
  * later ones are return addresses, looked up at ra - 1.
  *
+ * What the headers say of an object (its mapping, where its tables are)
+ * is kept in a small cache, keyed by the mm, the mapping and the file's
+ * identity, all checked against the VMA at each lookup: a mapping that
+ * moved, was unmapped, replaced or made non-executable, an exec'd or new
+ * mm, all miss.
+ *
  * Everything read comes from the task's memory through copy_from_user(),
  * counted against a per-unwind byte budget; the parsers (uw_sframe.c,
  * uw_ehframe.c) bound their own loops.  An object, a table or a row that
@@ -19,10 +25,13 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/elf.h>
+#include <linux/fs.h>
+#include <linux/hash.h>
 #include <linux/mm.h>
 #include <linux/mmap_lock.h>
 #include <linux/sched.h>
 #include <linux/sched/task_stack.h>
+#include <linux/spinlock.h>
 #include <linux/uaccess.h>
 #include <asm/ptrace.h>
 
@@ -60,14 +69,90 @@ struct pd_uw_obj {
 };
 
 /*
+ * What identifies an object's layout: the mm and executable mapping it
+ * was read through, where its ELF header is, and the file mapped (NULL
+ * inode: the vDSO).  The pointers are compared, never dereferenced.
+ */
+struct pd_uw_key {
+	const struct mm_struct	*mm;
+	const struct inode	*inode;
+	unsigned long		ino;
+	dev_t			dev;
+	u32			gen;
+	unsigned long		start, end, pgoff, base;
+};
+
+/* The layout cache: PD_UW_CACHE_SETS sets of PD_UW_CACHE_WAYS, LRU. */
+#define PD_UW_CACHE_BITS	6
+#define PD_UW_CACHE_WAYS	4
+
+struct pd_uw_cached {
+	struct pd_uw_key	key;
+	struct pd_uw_obj	obj;
+	unsigned long		used;	/* 0: empty */
+};
+
+static struct pd_uw_cached pd_uw_cache[1 << PD_UW_CACHE_BITS][PD_UW_CACHE_WAYS];
+static unsigned long pd_uw_cache_clock;
+static DEFINE_SPINLOCK(pd_uw_cache_lock);
+
+static bool pd_uw_key_eq(const struct pd_uw_key *a, const struct pd_uw_key *b)
+{
+	return a->mm == b->mm && a->inode == b->inode && a->ino == b->ino &&
+	       a->dev == b->dev && a->gen == b->gen && a->start == b->start &&
+	       a->end == b->end && a->pgoff == b->pgoff && a->base == b->base;
+}
+
+static struct pd_uw_cached *pd_uw_cache_set(const struct pd_uw_key *key)
+{
+	return pd_uw_cache[hash_long((unsigned long)key->mm ^ key->start, PD_UW_CACHE_BITS)];
+}
+
+static bool pd_uw_cache_get(const struct pd_uw_key *key, struct pd_uw_obj *obj)
+{
+	struct pd_uw_cached *set = pd_uw_cache_set(key);
+	bool hit = false;
+	unsigned int i;
+
+	spin_lock(&pd_uw_cache_lock);
+	for (i = 0; i < PD_UW_CACHE_WAYS; i++) {
+		if (set[i].used && pd_uw_key_eq(&set[i].key, key)) {
+			*obj = set[i].obj;
+			set[i].used = ++pd_uw_cache_clock;
+			hit = true;
+			break;
+		}
+	}
+	spin_unlock(&pd_uw_cache_lock);
+	return hit;
+}
+
+static void pd_uw_cache_put(const struct pd_uw_key *key, const struct pd_uw_obj *obj)
+{
+	struct pd_uw_cached *set = pd_uw_cache_set(key), *victim = set;
+	unsigned int i;
+
+	spin_lock(&pd_uw_cache_lock);
+	for (i = 1; i < PD_UW_CACHE_WAYS; i++)
+		if (set[i].used < victim->used)
+			victim = &set[i];
+	victim->key = *key;
+	victim->obj = *obj;
+	victim->used = ++pd_uw_cache_clock;
+	spin_unlock(&pd_uw_cache_lock);
+}
+
+/*
  * Where the object that maps @ip has its ELF header: the address of its
  * file offset 0, if a mapping of the same file at offset 0 is there (as
  * ld.so and the kernel's ELF loader map objects), or the vDSO's start.
+ * Also its cache key, taken under the same mmap lock.
  */
-static int pd_uw_obj_base(unsigned long ip, struct pd_uw_obj *obj, unsigned long *base)
+static int pd_uw_obj_base(unsigned long ip, struct pd_uw_obj *obj, struct pd_uw_key *key)
 {
 	struct mm_struct *mm = current->mm;
 	struct vm_area_struct *vma, *first;
+	struct inode *inode;
 	unsigned long off;
 	int ret = -ENOENT;
 
@@ -78,18 +163,26 @@ static int pd_uw_obj_base(unsigned long ip, struct pd_uw_obj *obj, unsigned long
 		goto out;
 	obj->start = vma->vm_start;
 	obj->end = vma->vm_end;
+	*key = (struct pd_uw_key){
+		.mm = mm, .start = vma->vm_start, .end = vma->vm_end, .pgoff = vma->vm_pgoff,
+	};
 	if (vma->vm_start == (unsigned long)mm->context.vdso) {
-		*base = vma->vm_start;
+		key->base = vma->vm_start;
 		ret = 0;
 		goto out;
 	}
 	if (!vma->vm_file || vma->vm_pgoff > (vma->vm_start >> PAGE_SHIFT))
 		goto out;
+	inode = file_inode(vma->vm_file);
 	off = vma->vm_pgoff << PAGE_SHIFT;
 	first = find_vma(mm, vma->vm_start - off);
 	if (first && first->vm_start == vma->vm_start - off && !first->vm_pgoff &&
-	    first->vm_file && file_inode(first->vm_file) == file_inode(vma->vm_file)) {
-		*base = first->vm_start;
+	    first->vm_file && file_inode(first->vm_file) == inode) {
+		key->base = first->vm_start;
+		key->inode = inode;
+		key->ino = inode->i_ino;
+		key->dev = inode->i_sb->s_dev;
+		key->gen = inode->i_generation;
 		ret = 0;
 	}
 out:
@@ -102,15 +195,22 @@ static int pd_uw_obj_find(struct pd_uw_reader *rd, unsigned long ip, struct pd_u
 {
 	unsigned long base, bias = 0;
 	bool have_load = false;
+	struct pd_uw_key key;
 	struct elf64_hdr eh;
 	struct elf64_phdr ph;
 	unsigned int i;
 	int ret;
 
 	*obj = (struct pd_uw_obj){ };
-	ret = pd_uw_obj_base(ip, obj, &base);
+	ret = pd_uw_obj_base(ip, obj, &key);
 	if (ret)
 		return ret;
+	if (pd_uw_cache_get(&key, obj)) {
+		pd_count(uw_cache_hits);
+		return 0;
+	}
+	pd_count(uw_objects);
+	base = key.base;
 	ret = pd_uw_read(rd, &eh, base, sizeof(eh));
 	if (ret)
 		return ret;
@@ -143,6 +243,7 @@ static int pd_uw_obj_find(struct pd_uw_reader *rd, unsigned long ip, struct pd_u
 		obj->eh_hdr += bias;
 	if (obj->sframe)
 		obj->sframe += bias;
+	pd_uw_cache_put(&key, obj);
 	return 0;
 }
 
@@ -253,7 +354,6 @@ static int pd_uw_step(struct pd_uw_reader *rd, struct pd_uw_obj *obj, unsigned i
 
 	if (pc < obj->start || pc >= obj->end) {
 		ret = pd_uw_obj_find(rd, pc, obj);
-		pd_count(uw_objects);
 		if (ret == -E2BIG || ret == -EFAULT || ret == -EINTR)
 			return ret;
 		if (ret)	/* no object: the frame-pointer rule still may */

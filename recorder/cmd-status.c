@@ -95,9 +95,10 @@ static bool status__module(void)
 		unsigned long cmd = PERF_DEFER_IOC_GET_STATS;
 
 		/* an older module knows the struct up to its own ABI's fields */
-		if (v.minor < 3) {
+		if (v.minor < 4) {
 			st.size = v.minor < 2 ? PERF_DEFER_STATS_SIZE_VER0 :
-				  offsetof(struct perf_defer_stats, frames_fp);
+				  v.minor < 3 ? offsetof(struct perf_defer_stats, frames_fp) :
+				  offsetof(struct perf_defer_stats, table_cache_hits);
 			cmd = _IOC(_IOC_READ | _IOC_WRITE, PERF_DEFER_MAGIC,
 				   _IOC_NR(PERF_DEFER_IOC_GET_STATS), st.size);
 		}
@@ -129,12 +130,16 @@ static bool status__module(void)
 	if (st.size > PERF_DEFER_STATS_SIZE_VER0)
 		printf(" after-unwind %llu", (unsigned long long)st.after_unwind);
 	printf("\n");
-	if (st.size == sizeof(st))
-		printf("unwind: frames-fp %llu frames-sframe %llu frames-eh-frame %llu table-objects %llu table-stopped %llu\n",
+	if (st.size > offsetof(struct perf_defer_stats, frames_fp))
+		printf("unwind: frames-fp %llu frames-sframe %llu frames-eh-frame %llu table-objects %llu table-stopped %llu",
 		       (unsigned long long)st.frames_fp, (unsigned long long)st.frames_sframe,
 		       (unsigned long long)st.frames_eh_frame,
 		       (unsigned long long)st.table_objects,
 		       (unsigned long long)st.table_stopped);
+	if (st.size == sizeof(st))
+		printf(" table-cache-hits %llu", (unsigned long long)st.table_cache_hits);
+	if (st.size > offsetof(struct perf_defer_stats, frames_fp))
+		printf("\n");
 	return true;
 }
 

@@ -134,20 +134,23 @@ void dl_stats_delta(const struct perf_defer_stats *a, const struct perf_defer_st
 	d->frames_eh_frame = b->frames_eh_frame - a->frames_eh_frame;
 	d->table_objects = b->table_objects - a->table_objects;
 	d->table_stopped = b->table_stopped - a->table_stopped;
+	d->table_cache_hits = b->table_cache_hits - a->table_cache_hits;
 }
 
 void dl_stats_log(const char *what, const struct perf_defer_stats *st)
 {
 	dl_log("%s: requests %llu dedup %llu unwinds %llu records %llu drops %llu "
 	       "pool_empty %llu exit_pending %llu pending %llu after_unwind %llu frames fp %llu "
-	       "sframe %llu eh_frame %llu table_objects %llu table_stopped %llu", what,
+	       "sframe %llu eh_frame %llu table_objects %llu table_stopped %llu "
+	       "table_cache_hits %llu", what,
 	       (unsigned long long)st->requests, (unsigned long long)st->dedup,
 	       (unsigned long long)st->unwinds, (unsigned long long)st->records,
 	       (unsigned long long)st->drops, (unsigned long long)st->pool_empty,
 	       (unsigned long long)st->exit_pending, (unsigned long long)st->pending,
 	       (unsigned long long)st->after_unwind, (unsigned long long)st->frames_fp,
 	       (unsigned long long)st->frames_sframe, (unsigned long long)st->frames_eh_frame,
-	       (unsigned long long)st->table_objects, (unsigned long long)st->table_stopped);
+	       (unsigned long long)st->table_objects, (unsigned long long)st->table_stopped,
+	       (unsigned long long)st->table_cache_hits);
 }
 
 /* ---- parsed data ---------------------------------------------------- */

@@ -697,6 +697,11 @@ TEST_F_TIMEOUT(defer, unwind_methods_per_session, 120)
 	EXPECT_LT(0, delta.table_objects);
 	EXPECT_LT(0, delta.frames_fp);
 	EXPECT_EQ(0, delta.frames_sframe);
+	/* a busy task: its object's headers are read once, then cached */
+	TH_LOG("objects read %llu, found in the cache %llu",
+	       (unsigned long long)delta.table_objects,
+	       (unsigned long long)delta.table_cache_hits);
+	EXPECT_LT(delta.table_objects * 4, delta.table_cache_hits);
 }
 
 /*
@@ -2146,12 +2151,14 @@ TEST_F(sess, get_stats_bad_struct)
 
 /*
  * A recorder of an older ABI asks with its shorter struct (1.0/1.1: up to
- * pending; 1.2: up to after_unwind): it gets that, and nothing past it.
+ * pending; 1.2: up to after_unwind; 1.3: up to table_stopped): it gets
+ * that, and nothing past it.
  */
 TEST_F(sess, get_stats_older_structs)
 {
 	static const unsigned int sizes[] = {
 		PERF_DEFER_STATS_SIZE_VER0, offsetof(struct perf_defer_stats, frames_fp),
+		offsetof(struct perf_defer_stats, table_cache_hits),
 	};
 	struct perf_defer_stats st;
 	unsigned long cmd;
@@ -2169,7 +2176,9 @@ TEST_F(sess, get_stats_older_structs)
 		EXPECT_EQ(sizes[i], st.size);
 		EXPECT_EQ(0, st.pending);
 		/* nothing past the older struct is written */
-		EXPECT_EQ(0xa5a5a5a5a5a5a5a5ull, st.table_stopped);
+		EXPECT_EQ(0xa5a5a5a5a5a5a5a5ull, st.table_cache_hits);
+		if (sizes[i] < offsetof(struct perf_defer_stats, table_cache_hits))
+			EXPECT_EQ(0xa5a5a5a5a5a5a5a5ull, st.table_stopped);
 		if (sizes[i] == PERF_DEFER_STATS_SIZE_VER0)
 			EXPECT_EQ(0xa5a5a5a5a5a5a5a5ull, st.after_unwind);
 		/* an older number with the new size, and the other way round */

@@ -26,7 +26,7 @@
 
 #define PERF_DEFER_ABI_MAJOR		1
 /* 1: PERF_DEFER_IOC_SET_DUMP, 2: after_unwind, 3: PERF_DEFER_IOC_SET_UNWIND */
-#define PERF_DEFER_ABI_MINOR		3
+#define PERF_DEFER_ABI_MINOR		4
 
 /* 0xDF is unassigned in Documentation/userspace-api/ioctl/ioctl-number.rst */
 #define PERF_DEFER_MAGIC		0xDF
@@ -234,6 +234,9 @@ struct perf_defer_unwind {
  * @table_stopped:	(ABI 1.3) table walks ended by data that could not
  *			be read or made sense of (not by the outermost frame
  *			or an IP no method covers)
+ * @table_cache_hits:	(ABI 1.4) objects the table walk found in its cache
+ *			of object layouts, headers not read again; with
+ *			@table_objects, the cache's hit rate
  *
  * The struct grows at its end only.  A module answers every size from
  * PERF_DEFER_STATS_SIZE_VER0 (ABI 1.0 and 1.1: up to @pending) to its
@@ -257,6 +260,7 @@ struct perf_defer_stats {
 	__u64	frames_eh_frame;
 	__u64	table_objects;
 	__u64	table_stopped;
+	__u64	table_cache_hits;
 };
 
 #define PERF_DEFER_STATS_SIZE_VER0	72
