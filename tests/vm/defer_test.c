@@ -775,6 +775,31 @@ TEST_F_TIMEOUT(defer, eh_frame_walk_through_libc, 300)
 	}
 }
 
+/*
+ * wl_dyn dlswap: two objects of different layout, each dlopen()ed and
+ * dlclose()d in turn, call cmp_slow back.  The layout cache never gives
+ * one the other's tables, nor a mapping that is gone its old layout: the
+ * chains still reach main.  An object mapped again where it was is the
+ * same layout, and may come from the cache.
+ */
+TEST_F_TIMEOUT(defer, table_cache_objects_swapped, 300)
+{
+	struct perf_defer_stats st1, delta;
+	size_t reached, total;
+
+	LOAD_MODULE();
+	nofp_reach(_metadata, self, "wl_dyn", "dlswap", "eh_frame,fp", &reached, &total, NULL);
+	STATS(&st1);
+	dl_stats_delta(&self->st0, &st1, &delta);
+	TH_LOG("objects read %llu, found in the cache %llu",
+	       (unsigned long long)delta.table_objects,
+	       (unsigned long long)delta.table_cache_hits);
+	EXPECT_LT(50, total);
+	EXPECT_LE(total * 99, reached * 100);
+	/* wl_dyn, libc and both libraries at least */
+	EXPECT_LE(4, delta.table_objects);
+}
+
 /* The same with SFrame (version 1, as bookworm's binutils writes it) alone. */
 TEST_F_TIMEOUT(defer, sframe_walk_without_frame_pointers, 300)
 {

@@ -15,11 +15,18 @@
  * MODE stdio:	main -> print_once -> fprintf, unbuffered to /dev/null:
  *		every call ends in write() from deep inside libc's stdio,
  *		so kernel entries unwind through it.
+ * MODE dlswap: main -> swap_once -> pd_spin (libpd_swap0.so, then
+ *		libpd_swap1.so, then 0 again..., each dlopen()ed next to
+ *		this program and dlclose()d after) -> cmp_slow: the two
+ *		objects differ in layout, and follow each other at what is
+ *		likely the same address.
  *
  * glibc keeps no frame pointers, so a frame-pointer walk from cmp_slow
  * is lost inside qsort; its .eh_frame (through the object's
  * PT_GNU_EH_FRAME) gets through.
  */
+#include <dlfcn.h>
+#include <libgen.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,6 +88,27 @@ NOINLINE void print_once(unsigned int seed)
 	fprintf(devnull, "%u %s %08x %5.2f\n", seed, "sample", seed * 7, seed / 3.0);
 }
 
+static char swap_path[2][4096];
+
+NOINLINE void swap_once(unsigned int *v, unsigned int seed)
+{
+	unsigned long (*spin)(int (*)(const void *, const void *), const unsigned int *,
+			      unsigned long, unsigned long);
+	void *h = dlopen(swap_path[seed & 1], RTLD_NOW | RTLD_LOCAL);
+
+	if (!h) {
+		fprintf(stderr, "wl_dyn: %s\n", dlerror());
+		exit(1);
+	}
+	*(void **)&spin = dlsym(h, "pd_spin");
+	if (!spin) {
+		fprintf(stderr, "wl_dyn: %s\n", dlerror());
+		exit(1);
+	}
+	sink += spin(cmp_slow, v, NELEM, 2000);
+	dlclose(h);
+}
+
 static void (*work)(unsigned int *v, unsigned int seed);
 
 static void work_sort(unsigned int *v, unsigned int seed)
@@ -91,6 +119,11 @@ static void work_sort(unsigned int *v, unsigned int seed)
 static void work_search(unsigned int *v, unsigned int seed)
 {
 	search_once(v, seed);
+}
+
+static void work_swap(unsigned int *v, unsigned int seed)
+{
+	swap_once(v, seed);
 }
 
 static void work_print(unsigned int *v __attribute__((unused)), unsigned int seed)
@@ -118,12 +151,17 @@ int main(int argc, char **argv)
 	pthread_t t;
 
 	if (argc < 2 || (strcmp(argv[1], "main") && strcmp(argv[1], "thread") &&
-			 strcmp(argv[1], "bsearch") && strcmp(argv[1], "stdio"))) {
-		fprintf(stderr, "usage: wl_dyn main|thread|bsearch|stdio [MS]\n");
+			 strcmp(argv[1], "bsearch") && strcmp(argv[1], "stdio") &&
+			 strcmp(argv[1], "dlswap"))) {
+		fprintf(stderr, "usage: wl_dyn main|thread|bsearch|stdio|dlswap [MS]\n");
 		return 2;
 	}
 	work = !strcmp(argv[1], "bsearch") ? work_search :
-	       !strcmp(argv[1], "stdio") ? work_print : work_sort;
+	       !strcmp(argv[1], "stdio") ? work_print :
+	       !strcmp(argv[1], "dlswap") ? work_swap : work_sort;
+	for (int i = 0; i < 2; i++)
+		snprintf(swap_path[i], sizeof(swap_path[i]), "%s/libpd_swap%d.so",
+			 dirname(strdup(argv[0])), i);
 	devnull = fopen("/dev/null", "w");
 	if (!devnull || setvbuf(devnull, NULL, _IONBF, 0)) {
 		perror("wl_dyn: /dev/null");
