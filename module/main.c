@@ -160,6 +160,9 @@ static int __init perf_defer_init(void)
 	ret = pd_hooks_init();
 	if (ret)
 		goto err_hooks;
+	ret = pd_attach_init();
+	if (ret)
+		goto err_attach;
 	ret = pd_session_init();
 	if (ret)
 		goto err_session;
@@ -169,6 +172,8 @@ static int __init perf_defer_init(void)
 	return 0;
 
 err_session:
+	pd_attach_exit();
+err_attach:
 	pd_hooks_exit();
 err_hooks:
 	pd_request_exit();
@@ -183,6 +188,7 @@ err_request:
 static void __exit perf_defer_exit(void)
 {
 	pd_session_exit();
+	pd_attach_exit();
 	pd_hooks_exit();
 	pd_request_exit();
 	pr_info("unloaded\n");

@@ -6,13 +6,16 @@
  * Data path: hooks.c (kprobes, NMI/IRQ) -> request.c (cookie, pool,
  * task_work) -> unwind.c (user frame pointers, or a dump of user registers
  * and stack; faultable) -> ring.c
- * (per-session per-CPU buffers) <- session.c (the char device).
+ * (per-session per-CPU buffers) <- session.c (the char device).  All of
+ * them stand on attach.c (sessions and attached events, their table and
+ * lifetimes), which calls only ring.c.
  */
 #ifndef _PERF_DEFER_H
 #define _PERF_DEFER_H
 
 #include <linux/types.h>
 #include <linux/uidgid.h>
+#include <linux/mutex.h>
 #include <linux/refcount.h>
 #include <linux/rculist.h>
 #include <linux/wait.h>
@@ -191,10 +194,24 @@ void pd_ring_emit(struct pd_attach *att, u64 cookie, const u64 *ips, unsigned in
 void pd_ring_emit_dump(struct pd_attach *att, u64 cookie, const struct pd_dump *d,
 		       u64 min_local, u64 stream_id);
 
+/* uw_read.c: what one table walk may still read (see uwtab.h) */
+struct pd_uw_reader {
+	size_t	budget;
+};
+
+/* attach.c */
+extern struct mutex pd_lock;
+int pd_attach_init(void);
+void pd_attach_exit(void);
+int pd_session_add(struct pd_session *s);
+void pd_session_put(struct pd_session *s);
+struct pd_attach *pd_attach_find(struct perf_event *event);
+void pd_attach_add(struct pd_session *s, struct pd_attach *att);
+void pd_attach_del(struct pd_session *s, struct pd_attach *att);
+void pd_attach_put(struct pd_attach *att);
+
 /* session.c */
 int pd_session_init(void);
 void pd_session_exit(void);
-struct pd_attach *pd_attach_find(struct perf_event *event);
-void pd_attach_put(struct pd_attach *att);
 
 #endif /* _PERF_DEFER_H */

@@ -2,12 +2,9 @@
 /*
  * The /dev/perf_defer misc device.  Each open() is one session: it attaches
  * perf events by fd, and reads its records from per-CPU rings it maps.
- * The ioctls are defined in include/uapi/linux/perf_defer.h.
- *
- * Lifetimes: an attach holds its perf file and a session reference; each
- * pending request holds an attach reference.  Attaches are hashed for the
- * NMI-side lookup under RCU and freed after a grace period, from a work
- * item (freeing a session may sleep).
+ * The ioctls are defined in include/uapi/linux/perf_defer.h.  The
+ * session and attach objects themselves, their table and lifetimes, are
+ * attach.c's.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -15,7 +12,6 @@
 #include <linux/cred.h>
 #include <linux/file.h>
 #include <linux/fs.h>
-#include <linux/hashtable.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
 #include <linux/magic.h>
@@ -25,70 +21,8 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
-#include <linux/workqueue.h>
 
 #include "perf_defer.h"
-
-static DEFINE_HASHTABLE(pd_attach_hash, 10);
-/* attach/detach, the hash's writers, and pd_sessions[] */
-static DEFINE_MUTEX(pd_lock);
-static struct pd_session *pd_sessions[PD_MAX_SESSIONS];
-static struct workqueue_struct *pd_wq;
-
-/*
- * Look an event up.  Callers hold pd_lock, or run where an RCU grace period
- * cannot end under them: the kprobe handlers run with preemption off (in
- * NMI or IRQ, or in a tracepoint's section).  The attach found stays valid
- * for as long as that lasts: it is freed after a grace period.
- */
-struct pd_attach *pd_attach_find(struct perf_event *event)
-{
-	struct pd_attach *att;
-
-	hash_for_each_possible_rcu(pd_attach_hash, att, node, (unsigned long)event,
-				   lockdep_is_held(&pd_lock)) {
-		if (att->event == event)
-			return att;
-	}
-	return NULL;
-}
-
-static void pd_session_put(struct pd_session *s)
-{
-	if (!refcount_dec_and_test(&s->ref))
-		return;
-	pd_rings_free(s);
-	mutex_lock(&pd_lock);
-	pd_sessions[s->idx] = NULL;
-	mutex_unlock(&pd_lock);
-	kfree(s);
-}
-
-static void pd_attach_free_work(struct work_struct *work)
-{
-	struct pd_attach *att = container_of(work, struct pd_attach, free_work);
-
-	put_pid_ns(att->ns);
-	pd_session_put(att->sess);
-	kfree(att);
-}
-
-static void pd_attach_free_rcu(struct rcu_head *rcu)
-{
-	struct pd_attach *att = container_of(rcu, struct pd_attach, rcu);
-
-	INIT_WORK(&att->free_work, pd_attach_free_work);
-	queue_work(pd_wq, &att->free_work);
-}
-
-/* Drop a reference; task context, never NMI. */
-void pd_attach_put(struct pd_attach *att)
-{
-	if (!refcount_dec_and_test(&att->ref))
-		return;
-	/* unhashed already; NMI-side readers may still hold it */
-	call_rcu(&att->rcu, pd_attach_free_rcu);
-}
 
 /*
  * Copy an ioctl argument that starts with a __u32 size: the size must be
@@ -213,23 +147,8 @@ static int pd_attach(struct pd_session *s, struct perf_event *event,
 	if (s->dump_stack)
 		att->regs_mask = attr->sample_regs_user;
 	refcount_inc(&s->ref);
-
-	list_add_tail(&att->list, &s->attaches);
-	s->nr_attached++;
-	hash_add_rcu(pd_attach_hash, &att->node, (unsigned long)event);
-	pd_dbg("attached event %llu\n", att->id);
+	pd_attach_add(s, att);
 	return 0;
-}
-
-static void pd_detach(struct pd_session *s, struct pd_attach *att)
-{
-	hash_del_rcu(&att->node);
-	list_del(&att->list);
-	s->nr_attached--;
-	fput(att->file);
-	att->file = NULL;
-	pd_dbg("detached event %llu\n", att->id);
-	pd_attach_put(att);
 }
 
 static long pd_ioctl_attach(struct pd_session *s, void __user *uarg, bool attach)
@@ -261,7 +180,7 @@ static long pd_ioctl_attach(struct pd_session *s, void __user *uarg, bool attach
 		ret = -ENOENT;
 		list_for_each_entry(att, &s->attaches, list) {
 			if (att->event == event) {
-				pd_detach(s, att);
+				pd_attach_del(s, att);
 				ret = 0;
 				break;
 			}
@@ -448,36 +367,10 @@ static __poll_t pd_poll(struct file *file, poll_table *wait)
 	return pd_rings_readable(s) ? EPOLLIN | EPOLLRDNORM : 0;
 }
 
-/*
- * May the caller take slot @i?  Sessions are a machine-wide resource:
- * users without CAP_PERFMON hold at most pd_user_sessions each, and
- * together leave PD_RESERVED_SESSIONS for those with it.  Under pd_lock.
- */
-static bool pd_session_allowed(const struct pd_session *s)
-{
-	unsigned int i, mine = 0, unpriv = 0;
-
-	if (s->privileged)
-		return true;
-	for (i = 0; i < PD_MAX_SESSIONS; i++) {
-		const struct pd_session *o = pd_sessions[i];
-
-		if (!o || o->privileged)
-			continue;
-		unpriv++;
-		if (uid_eq(o->uid, s->uid))
-			mine++;
-	}
-	/* root may change the limit at any time, through sysfs */
-	return mine < READ_ONCE(pd_user_sessions) &&
-	       unpriv < PD_MAX_SESSIONS - PD_RESERVED_SESSIONS;
-}
-
 static int pd_open(struct inode *inode, struct file *file)
 {
 	struct pd_session *s;
-	unsigned int i;
-	int ret = -EBUSY;
+	int ret;
 
 	s = kzalloc(sizeof(*s), GFP_KERNEL_ACCOUNT);
 	if (!s)
@@ -489,16 +382,7 @@ static int pd_open(struct inode *inode, struct file *file)
 	s->uid = current_euid();
 	s->privileged = perfmon_capable();
 
-	mutex_lock(&pd_lock);
-	for (i = 0; i < PD_MAX_SESSIONS && pd_session_allowed(s); i++) {
-		if (!pd_sessions[i]) {
-			pd_sessions[i] = s;
-			s->idx = i;
-			ret = 0;
-			break;
-		}
-	}
-	mutex_unlock(&pd_lock);
+	ret = pd_session_add(s);
 	if (ret) {
 		kfree(s);
 		return ret;
@@ -516,7 +400,7 @@ static int pd_release(struct inode *inode, struct file *file)
 	mutex_lock(&pd_lock);
 	WRITE_ONCE(s->closed, true);
 	list_for_each_entry_safe(att, tmp, &s->attaches, list)
-		pd_detach(s, att);
+		pd_attach_del(s, att);
 	mutex_unlock(&pd_lock);
 	pd_dbg("session %u closed\n", s->idx);
 	pd_session_put(s);
@@ -543,27 +427,14 @@ int pd_session_init(void)
 {
 	int ret;
 
-	pd_wq = alloc_workqueue("perf_defer", WQ_UNBOUND, 0);
-	if (!pd_wq)
-		return -ENOMEM;
-
 	pd_misc.mode = pd_dev_mode;
 	ret = misc_register(&pd_misc);
-	if (ret) {
+	if (ret)
 		pr_err("cannot register /dev/%s: %d\n", PERF_DEFER_DEVICE_NAME, ret);
-		goto err_misc;
-	}
-	return 0;
-
-err_misc:
-	destroy_workqueue(pd_wq);
 	return ret;
 }
 
 void pd_session_exit(void)
 {
 	misc_deregister(&pd_misc);
-	/* attaches freed by requests that ended just before */
-	rcu_barrier();
-	destroy_workqueue(pd_wq);
 }

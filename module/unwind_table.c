@@ -32,7 +32,6 @@
 #include <linux/sched.h>
 #include <linux/sched/task_stack.h>
 #include <linux/spinlock.h>
-#include <linux/uaccess.h>
 #include <asm/ptrace.h>
 
 #include "perf_defer.h"
@@ -46,20 +45,6 @@
 #ifndef PT_GNU_SFRAME
 #define PT_GNU_SFRAME		0x6474e554
 #endif
-
-struct pd_uw_reader {
-	size_t	budget;
-};
-
-int pd_uw_read(struct pd_uw_reader *rd, void *dst, unsigned long addr, size_t len)
-{
-	if (len > rd->budget)
-		return -E2BIG;
-	rd->budget -= len;
-	if (copy_from_user(dst, (const void __user *)addr, len))
-		return -EFAULT;
-	return 0;
-}
 
 /* The tables of the object around one executable mapping. */
 struct pd_uw_obj {
