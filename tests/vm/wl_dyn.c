@@ -105,7 +105,7 @@ NOINLINE void swap_once(unsigned int *v, unsigned int seed)
 		fprintf(stderr, "wl_dyn: %s\n", dlerror());
 		exit(1);
 	}
-	sink += spin(cmp_slow, v, NELEM, 2000);
+	sink += spin(cmp_slow, v, NELEM, 20000);
 	dlclose(h);
 }
 
