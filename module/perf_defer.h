@@ -96,9 +96,9 @@ struct pd_session {
 	kuid_t			uid;		/* euid at open */
 	wait_queue_head_t	wq;
 	/* ring memory counted as perf counts its own: see pd_rings_charge() */
-	struct user_struct	*mem_user;
+	const struct cred	*mem_cred;	/* its user's locked_vm; NULL: none */
 	struct mm_struct	*mem_mm;	/* NULL: nothing pinned */
-	unsigned long		mem_locked;	/* pages in mem_user->locked_vm */
+	unsigned long		mem_locked;	/* pages in mem_cred->user->locked_vm */
 	unsigned long		mem_pinned;	/* pages in mem_mm->pinned_vm */
 };
 

@@ -70,7 +70,8 @@ static int pd_rings_charge(struct pd_session *s, unsigned long pages)
 		s->mem_pinned = extra;
 	}
 	atomic_long_add(pages - extra, &user->locked_vm);
-	s->mem_user = get_uid(user);
+	/* hold the user through the cred: not every kernel exports free_uid() */
+	s->mem_cred = get_current_cred();
 	s->mem_locked = pages - extra;
 	return 0;
 }
@@ -82,10 +83,10 @@ static void pd_rings_uncharge(struct pd_session *s)
 		mmdrop(s->mem_mm);
 		s->mem_mm = NULL;
 	}
-	if (s->mem_user) {
-		atomic_long_sub(s->mem_locked, &s->mem_user->locked_vm);
-		free_uid(s->mem_user);
-		s->mem_user = NULL;
+	if (s->mem_cred) {
+		atomic_long_sub(s->mem_locked, &s->mem_cred->user->locked_vm);
+		put_cred(s->mem_cred);
+		s->mem_cred = NULL;
 	}
 }
 
