@@ -21,7 +21,7 @@ umode_t pd_dev_mode = 0600;
 bool pd_verbose;
 unsigned int pd_pool_size = 1024;
 unsigned int pd_user_sessions = 4;
-unsigned int pd_user_unwind = PD_UW_METHOD_FP;
+unsigned int pd_user_unwind = PD_UW_ORDER_DEFAULT;
 /* perf_event_mlock_kb's default, which a module cannot read */
 unsigned int pd_mlock_kb = 512 + (PAGE_SIZE / 1024);
 
@@ -145,7 +145,7 @@ static const struct kernel_param_ops user_unwind_ops = {
 
 module_param_cb(user_unwind, &user_unwind_ops, &pd_user_unwind, 0644);
 MODULE_PARM_DESC(user_unwind,
-		 "User unwind methods to try for each frame, in order: sframe, eh_frame, fp (default: fp)");
+		 "User unwind methods to try for each frame, in order: sframe, eh_frame, fp (default: sframe,eh_frame,fp)");
 
 module_param_named(verbose, pd_verbose, bool, 0644);
 MODULE_PARM_DESC(verbose, "Log sessions and attach/detach (default: N)");

@@ -53,6 +53,10 @@ extern unsigned int pd_mlock_kb;
 #define PD_UW_METHODS		4
 #define PD_UW_METHOD_BITS	4
 #define PD_UW_METHOD_MASK	((1U << PD_UW_METHOD_BITS) - 1)
+/* the default: the tables where the object has them, then frame pointers */
+#define PD_UW_ORDER_DEFAULT	(PD_UW_METHOD_SFRAME |				\
+				 PD_UW_METHOD_EH_FRAME << PD_UW_METHOD_BITS |	\
+				 PD_UW_METHOD_FP << (2 * PD_UW_METHOD_BITS))
 
 /* Append method @m to *@order as its @n-th; -EINVAL if unknown or there. */
 static inline int pd_uw_order_add(unsigned int *order, unsigned int n, unsigned int m)

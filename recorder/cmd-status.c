@@ -157,6 +157,31 @@ static void status__paranoid(void)
 		printf("perf_event_paranoid: unknown (cannot read %s)\n", PARANOID_PATH);
 }
 
+/*
+ * Print the "user-unwind:" line: how the deferred walk on this path finds
+ * user frames.
+ */
+static void status__user_unwind(bool native)
+{
+	char buf[64];
+	FILE *f;
+	bool ok;
+
+	if (native) {
+		puts("user-unwind: fp (the kernel's deferred walk uses frame pointers only)");
+		return;
+	}
+	f = fopen(MODULE_SYSFS_DIR "/parameters/user_unwind", "r");
+	ok = f && fgets(buf, sizeof(buf), f);
+	if (f)
+		fclose(f);
+	if (ok)
+		printf("user-unwind: %.*s (the module's user_unwind parameter)\n",
+		       (int)strcspn(buf, "\n"), buf);
+	else
+		puts("user-unwind: unknown (the module has no user_unwind parameter: ABI < 1.3)");
+}
+
 int cmd_status(int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -197,8 +222,10 @@ int cmd_status(int argc, char **argv)
 	native = status__native(verbose);
 	module = status__module();
 	printf("path: %s\n", native ? "native" : module ? "module" : "none");
-	if (native || module)
+	if (native || module) {
+		status__user_unwind(native);
 		return EXIT_OK;
+	}
 	pr_err("neither native deferred callchains (Linux >= 6.19) nor the perf_defer module are available: load it with 'modprobe perf_defer' (or 'insmod module/perf_defer.ko'), or install it with 'dkms install'; 'perf-defer record' would fall back to --call-graph fp");
 	return EXIT_FAIL;
 }

@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # The reference comparison: the same workloads recorded under both setups,
-#  - module: Debian 6.12 with our module, perf-defer record --keep-deferred;
+#  - module: Debian 6.12 with our module, perf-defer record --keep-deferred
+#    --user-unwind fp (native deferral walks frame pointers only; the
+#    module's default walk by unwind tables has tests/vm/oracle.sh);
 #  - native: Debian sid 7.2, whose kernel has deferred user callchains,
 #    perf 7.3 record --call-graph fp,defer;
 # cpu-clock at the same frequency (tests/vm/ref.sh), both files read on the

@@ -5,7 +5,11 @@
 # (tests/reference.sh), the same workloads under either setup, into
 # /tmp/ref-NAME.data, and the guest's /proc/kallsyms into /tmp/kallsyms.gz:
 #   module  a kernel before 6.19 with our module: perf-defer record
-#           --keep-deferred, the upstream deferred form;
+#           --keep-deferred --user-unwind fp, the upstream deferred form
+#           walked as native deferral walks (the module's default, the
+#           unwind tables, gives more frames wherever frame pointers
+#           skip one: frameless code such as the vDSO or libc's string
+#           functions; tests/vm/oracle.sh is its reference);
 #   native  a kernel with native deferred callchains (>= 6.19), perf 7.3 in
 #           the guest: perf record --call-graph fp,defer.
 # Both sample cpu-clock at the same frequency.  The workloads (NAME: command):
@@ -40,7 +44,7 @@ rec() {
 	name=$1
 	shift
 	if [ "$mode" = module ]; then
-		perf-defer record -q --stats --keep-deferred -e cpu-clock -F $freq \
+		perf-defer record -q --stats --keep-deferred --user-unwind fp -e cpu-clock -F $freq \
 			-o "ref-$name.data" -- "$@" >"ref-$name.stats" 2>"ref-$name.err"
 		rc=$?
 		# and it must be the module that gave the callchains

@@ -14,7 +14,11 @@ has() {
 	ok $? "status shows '$1'"
 }
 
-if [ "$mode" = module ]; then tap_plan 7; else tap_plan 5; fi
+case $mode in
+module) tap_plan 8 ;;
+native) tap_plan 6 ;;
+*) tap_plan 5 ;;
+esac
 [ "$mode" = module ] && insmod "$PERF_DEFER_KO"
 perf-defer status >/tmp/status.out 2>&1
 rc=$?
@@ -32,6 +36,7 @@ module)
 	has "native: no"
 	has "module: loaded, ABI 1.4"
 	has "path: module"
+	has "user-unwind: sframe,eh_frame,fp (the module's user_unwind parameter)"
 	grep -Eq "^counters: requests [0-9]+ dedup [0-9]+ unwinds [0-9]+ records [0-9]+ drops [0-9]+ pool-empty [0-9]+ exit-pending [0-9]+ pending 0 after-unwind [0-9]+$" /tmp/status.out
 	ok $? "status shows the module's counters"
 	grep -Eq "^unwind: frames-fp [0-9]+ frames-sframe [0-9]+ frames-eh-frame [0-9]+ table-objects [0-9]+ table-stopped [0-9]+ table-cache-hits [0-9]+$" /tmp/status.out
@@ -44,6 +49,7 @@ native)
 	has "native: yes"
 	has "module: not loaded"
 	has "path: native"
+	has "user-unwind: fp (the kernel's deferred walk uses frame pointers only)"
 	[ "$rc" = 0 ]
 	ok $? "exit 0 (rc=$rc)"
 	;;
