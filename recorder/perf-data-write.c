@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "header-host.h"
 #include "perf-data.h"
 
 #ifndef PERF_DEFER_VERSION
@@ -23,15 +23,9 @@
 
 #define WRITE_BUFFER_SIZE	(256 * 1024)
 
-/* ---- growable buffer for feature sections ---------------------------- */
+/* ---- growable buffer for feature sections (header-host.h) ------------ */
 
-struct buf {
-	unsigned char *p;
-	size_t len, alloc;
-	bool oom;
-};
-
-static void buf__put(struct buf *b, const void *data, size_t n)
+void buf__put(struct buf *b, const void *data, size_t n)
 {
 	if (b->oom || !n)
 		return;
@@ -56,18 +50,17 @@ static void buf__put(struct buf *b, const void *data, size_t n)
 	b->len += n;
 }
 
-static void buf__u32(struct buf *b, __u32 v)
+void buf__u32(struct buf *b, __u32 v)
 {
 	buf__put(b, &v, sizeof(v));
 }
 
-static void buf__u64(struct buf *b, __u64 v)
+void buf__u64(struct buf *b, __u64 v)
 {
 	buf__put(b, &v, sizeof(v));
 }
 
-/* perf's do_write_string(): u32 len (a multiple of 64, with the NUL), bytes. */
-static void buf__string(struct buf *b, const char *s)
+void buf__string(struct buf *b, const char *s)
 {
 	size_t olen = strlen(s) + 1, len = ALIGN_UP(olen, PD_NAME_ALIGN);
 
@@ -89,6 +82,7 @@ struct perf_data_writer {
 	struct evlist *el;
 	bool started;
 	__u64 attrs_offset, data_offset;
+	__u64 first_time, last_time;	/* of the samples: HEADER_SAMPLE_TIME */
 	int err;		/* first error, sticky */
 };
 
@@ -276,6 +270,30 @@ static int writer__start(struct perf_data_writer *w)
 	return w->err;
 }
 
+/*
+ * The earliest and latest sample times, for HEADER_SAMPLE_TIME (perf
+ * record takes them from the samples it reads back for build-ids).
+ * The time follows the identifier, ip and pid/tid words.
+ */
+static void writer__sample_time(struct perf_data_writer *w, const void *event, size_t size)
+{
+	const struct evsel *a = evlist__find(w->el, event);
+	size_t off = sizeof(struct perf_event_header);
+	__u64 type, t;
+
+	if (!a || !((type = a->attr.sample_type) & PERF_SAMPLE_TIME))
+		return;
+	off += 8 * (!!(type & PERF_SAMPLE_IDENTIFIER) + !!(type & PERF_SAMPLE_IP) +
+		    !!(type & PERF_SAMPLE_TID));
+	if (off + 8 > size)
+		return;
+	memcpy(&t, (const char *)event + off, 8);
+	if (!w->first_time || t < w->first_time)
+		w->first_time = t;
+	if (t > w->last_time)
+		w->last_time = t;
+}
+
 int perf_data_writer__write(struct perf_data_writer *w, const void *event, size_t size)
 {
 	struct perf_event_header h;
@@ -287,6 +305,8 @@ int perf_data_writer__write(struct perf_data_writer *w, const void *event, size_
 			   size < sizeof(h) ? 0 : rdhdr(event).size);
 		return -EINVAL;
 	}
+	if (h.type == PERF_RECORD_SAMPLE)
+		writer__sample_time(w, event, size);
 	return writer__put(w, event, size);
 }
 
@@ -312,117 +332,6 @@ void perf_data_writer__abort(struct perf_data_writer *w)
 {
 	if (w)
 		writer__free(w, true);
-}
-
-/* Host facts, for the features perf record writes. */
-
-static void feat_uname(struct buf *b, int feat)
-{
-	struct utsname uts;
-
-	if (uname(&uts))
-		return;
-	switch (feat) {
-	case PD_FEAT_HOSTNAME:
-		buf__string(b, uts.nodename);
-		break;
-	case PD_FEAT_OSRELEASE:
-		buf__string(b, uts.release);
-		break;
-	case PD_FEAT_ARCH:
-		buf__string(b, uts.machine);
-		break;
-	}
-}
-
-/* Highest CPU in a list such as "0-3,5", or -1. */
-static long cpu_list_max(const char *s)
-{
-	long max = -1;
-
-	while (*s) {
-		char *end;
-		long v = strtol(s, &end, 10);
-
-		if (end == s)
-			break;
-		if (v > max)
-			max = v;
-		s = end;
-		if (*s == '-' || *s == ',')
-			s++;
-		else
-			break;
-	}
-	return max;
-}
-
-static void feat_nrcpus(struct buf *b)
-{
-	long online = sysconf(_SC_NPROCESSORS_ONLN), present = -1;
-	char line[4096];
-	FILE *f = fopen("/sys/devices/system/cpu/present", "r");
-
-	if (f) {
-		if (fgets(line, sizeof(line), f))
-			present = cpu_list_max(line) + 1;
-		fclose(f);
-	}
-	if (present <= 0)
-		present = sysconf(_SC_NPROCESSORS_CONF);
-	if (present <= 0 || online <= 0)
-		return;
-	/* perf: nr_cpus_avail (max present + 1), then nr_cpus_online */
-	buf__u32(b, (__u32)present);
-	buf__u32(b, (__u32)online);
-}
-
-/* The "model name" line of /proc/cpuinfo, white space squashed as perf does. */
-static void feat_cpudesc(struct buf *b)
-{
-	FILE *f = fopen("/proc/cpuinfo", "r");
-	char *line = NULL, *val, *s, *d;
-	size_t n = 0;
-
-	if (!f)
-		return;
-	while (getline(&line, &n, f) > 0) {
-		if (strncmp(line, "model name", 10))
-			continue;
-		val = strchr(line, ':');
-		val = val && val[1] == ' ' && val[2] ? val + 2 : line;
-		val[strcspn(val, "\n")] = '\0';
-		/* each run of white space becomes one space */
-		for (s = d = val; *s; s++) {
-			bool space = *s == ' ' || *s == '\t';
-
-			if (space && d > val && d[-1] == ' ')
-				continue;
-			*d++ = space ? ' ' : *s;
-		}
-		*d = '\0';
-		buf__string(b, val);
-		break;
-	}
-	free(line);
-	fclose(f);
-}
-
-static void feat_total_mem(struct buf *b)
-{
-	FILE *f = fopen("/proc/meminfo", "r");
-	unsigned long long kb;
-	char line[256];
-
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "MemTotal: %llu", &kb) == 1) {
-			buf__u64(b, kb);
-			break;
-		}
-	}
-	fclose(f);
 }
 
 static void feat_cmdline(struct buf *b, const struct perf_data_features *f)
@@ -514,7 +423,22 @@ static const struct feat_raw *features__raw(const struct perf_data_features *f, 
 	return NULL;
 }
 
-/* Returns true when the section is there, even empty (HEADER_BRANCH_STACK is). */
+/*
+ * Returns true when the section is there, even empty (HEADER_BRANCH_STACK
+ * is).  A new recording (not f->no_host) gets the features perf record
+ * writes for the same recording, but for:
+ * - TRACING_DATA, BRANCH_STACK, AUXTRACE, COMPRESSED, DIR_FORMAT: this
+ *   recorder takes no tracepoints, branch stacks, AUX area, -z or
+ *   --threads, which perf writes them for;
+ * - GROUP_DESC: no event groups, where perf leaves it out too;
+ * - CLOCKID, CLOCK_DATA: only with use_clockid, as perf only with -k;
+ * - STAT: perf stat's;
+ * - CPU_PMU_CAPS, HYBRID_TOPOLOGY, CPUID and the topologies when the
+ *   machine has nothing to describe, as perf (header-host.c).
+ * BPF_PROG_INFO and BPF_BTF list the BPF programs whose PERF_RECORD_KSYMBOL
+ * and BPF_EVENT records perf synthesizes; this recorder synthesizes none,
+ * so both say "none", as perf record --no-bpf-event writes them.
+ */
 static bool perf_data_writer__feature(struct buf *b, unsigned int feat,
 				      const struct perf_data_writer *w,
 				      const struct perf_data_features *f)
@@ -535,27 +459,9 @@ static bool perf_data_writer__feature(struct buf *b, unsigned int feat,
 		if (f && f->nr_build_ids)
 			feat_build_id(b, f);
 		break;
-	case PD_FEAT_HOSTNAME:
-	case PD_FEAT_OSRELEASE:
-	case PD_FEAT_ARCH:
-		if (host)
-			feat_uname(b, feat);
-		break;
 	case PD_FEAT_VERSION:
 		if (host)
 			buf__string(b, "perf-defer " PERF_DEFER_VERSION);
-		break;
-	case PD_FEAT_NRCPUS:
-		if (host)
-			feat_nrcpus(b);
-		break;
-	case PD_FEAT_CPUDESC:
-		if (host)
-			feat_cpudesc(b);
-		break;
-	case PD_FEAT_TOTAL_MEM:
-		if (host)
-			feat_total_mem(b);
 		break;
 	case PD_FEAT_CMDLINE:
 		if (host || (f && (f->cmdline || f->argc)))
@@ -566,6 +472,20 @@ static bool perf_data_writer__feature(struct buf *b, unsigned int feat,
 		if (f && f->use_clockid)
 			feat_clock(b, feat, f);
 		break;
+	case PD_FEAT_SAMPLE_TIME:
+		if (!host)
+			break;
+		buf__u64(b, w->first_time);
+		buf__u64(b, w->last_time);
+		return true;
+	case PD_FEAT_BPF_PROG_INFO:
+	case PD_FEAT_BPF_BTF:
+		if (!host)
+			break;
+		buf__u32(b, 0);
+		return true;
+	default:
+		return host && host_feature(b, feat);
 	}
 	return b->len != 0;
 }

@@ -15,6 +15,10 @@
 #    without a warning, and the same user chain in every sample.
 # On 7.2, also perf 7.3's own fp,defer recording (native.sh): our stitch of
 # it reads in perf 6.1 and 6.12 as perf 7.3 reads the original.
+# The header features (tests/headers.sh): on a module kernel, our files of
+# wl_calls kernel in both forms have those of the guest's perf 6.1 record
+# --call-graph fp of it, with the same description of the machine; and
+# each perf reads all of them (and perf 6.1's own) with /proc not mounted.
 #
 # Each result names its cell of the compatibility table in brackets, e.g.
 # "[perf-6.12 stitched]"; scripts/check --all builds the table from them.
@@ -25,6 +29,8 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/tests/vm/tap.sh"
 # shellcheck source-path=SCRIPTDIR source=vm/perfpaths.sh
 . "$top/tests/vm/perfpaths.sh"
+# shellcheck source-path=SCRIPTDIR source=headers.sh
+. "$top/tests/headers.sh"
 
 series=${1:-}
 case $series in
@@ -75,14 +81,14 @@ exports=()
 for w in kernel user; do
 	exports+=(--export "/tmp/keep-$w.data" --export "/tmp/st-$w.data")
 done
-exports+=(--export /tmp/kallsyms.gz)
+exports+=(--export /tmp/kallsyms.gz --export /tmp/perf-kernel.data)
 
 if [ $mode = module ]; then
-	tap_plan 19
+	tap_plan 33
 	"$top/scripts/vm" -k "$series" -o "$out/vm" -m "$top/build/ko-$series/perf_defer.ko" \
 		"${exports[@]}" -- 'keep.sh module' >"$out/vm.log" 2>&1
 else
-	tap_plan 24
+	tap_plan 33
 	"$top/scripts/vm" -k "$series" --perf 7.3 -o "$out/vm" "${exports[@]}" \
 		--export /tmp/p73.data -- 'keep.sh native' native.sh >"$out/vm.log" 2>&1
 fi
@@ -120,6 +126,26 @@ for w in kernel user; do
 	ok $? "[perf-6.12 stitched] wl_calls $w: the same user chain in every sample as perf 6.1"
 	[ -s "$out/st-$w.61" ] && cmp -s "$out/st-$w.61" "$out/st-$w.73"
 	ok $? "[perf-7.3 stitched] wl_calls $w: the same user chain in every sample as perf 6.1"
+done
+
+# the header features, and every perf without /proc; perf's own file is
+# perf 6.1's on a module kernel (7.3's on 7.2, which perf 6.1 need not read)
+pk=$f/perf-kernel.data
+files=("$f/keep-kernel.data" "$f/st-kernel.data" "$out/keep-st-kernel.data")
+if [ $mode = module ]; then
+	files=("$pk" "${files[@]}")
+	same_features "$pk" "$f/st-kernel.data"
+	ok $? "[features] wl_calls kernel stitched: the features of perf 6.1's record --call-graph fp, the same machine"
+	same_features "$pk" "$f/keep-kernel.data"
+	ok $? "[features] wl_calls kernel deferred: the features of perf 6.1's record --call-graph fp, the same machine"
+fi
+for v in 6.1 6.12 7.3; do
+	for d in "${files[@]}"; do
+		script_as_proc=0
+		[ "$v" = 7.3 ] || [ "$d" != "$f/keep-kernel.data" ] || script_as_proc=1
+		script_as_proc=$script_as_proc no_proc_reads "$v" "$d" "${sym[@]}"
+		ok $? "[no-proc perf-$v] perf $v reads $(basename "$d") without /proc"
+	done
 done
 [ $mode = native ] || { tap_done; exit; }
 

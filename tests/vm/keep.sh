@@ -4,7 +4,9 @@
 # keep.sh module|native: record the standard workloads (wl_calls kernel and
 # wl_calls user) with perf-defer record, each in the deferred form
 # (--keep-deferred, /tmp/keep-W.data) and stitched (/tmp/st-W.data), for the
-# perf clients on the host (tests/readers.sh).  With "module", through the
+# perf clients on the host (tests/readers.sh); and the guest's perf record
+# --call-graph fp of wl_calls kernel (/tmp/perf-kernel.data), whose header
+# features ours must match.  With "module", through the
 # module (loaded here, unloaded at the end); with "native", through the
 # kernel's own deferred callchains.  TAP.
 # shellcheck source-path=SCRIPTDIR source=tap.sh
@@ -12,11 +14,11 @@
 
 mode=${1:-module}
 if [ "$mode" = module ]; then
-	tap_plan 8
+	tap_plan 9
 	insmod "$PERF_DEFER_KO"
 	ok $? "insmod"
 else
-	tap_plan 6
+	tap_plan 7
 fi
 for w in kernel user; do
 	perf-defer record -q --stats --keep-deferred -o "/tmp/keep-$w.data" -- \
@@ -28,6 +30,8 @@ for w in kernel user; do
 	perf-defer record -q -o "/tmp/st-$w.data" -- /tests/wl_calls "$w" 1200
 	ok $? "record (stitched), wl_calls $w"
 done
+perf record -q --call-graph fp -o /tmp/perf-kernel.data -- /tests/wl_calls kernel 1200 2>/dev/null
+ok $? "perf record --call-graph fp, wl_calls kernel"
 if [ "$mode" = module ]; then
 	rmmod perf_defer
 	ok $? "rmmod"
