@@ -11,5 +11,6 @@ int cmd_record(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_stitch(int argc, char **argv);
+int cmd_perf(int argc, char **argv);
 
 #endif /* PERF_DEFER_BUILTIN_H */

@@ -154,37 +154,6 @@ static int record__parse_call_graph(struct record *rec, const char *arg)
 	return 0;
 }
 
-/* --user-unwind LIST: "sframe,eh_frame,fp", each method once */
-static int record__parse_user_unwind(struct record *rec, const char *arg)
-{
-	static const char *const names[] = {
-		[PERF_DEFER_UNWIND_FP] = "fp",
-		[PERF_DEFER_UNWIND_SFRAME] = "sframe",
-		[PERF_DEFER_UNWIND_EH_FRAME] = "eh_frame",
-	};
-	char *list = strdup(arg), *p = list, *name;
-	unsigned int n = 0, m, seen = 0;
-
-	if (!list)
-		return -1;
-	memset(rec->unwind, 0, sizeof(rec->unwind));
-	while ((name = strsep(&p, ",")) != NULL) {
-		for (m = 1; m < sizeof(names) / sizeof(names[0]); m++)
-			if (!strcmp(name, names[m]))
-				break;
-		if (m == sizeof(names) / sizeof(names[0]) || (seen & (1U << m))) {
-			pr_err("--user-unwind: '%s' is not a list of sframe, eh_frame and fp, each at most once",
-			       arg);
-			free(list);
-			return -1;
-		}
-		seen |= 1U << m;
-		rec->unwind[n++] = m;
-	}
-	free(list);
-	return 0;
-}
-
 static int record__parse_options(struct record *rec, int argc, char **argv)
 {
 	enum { OPT_CALL_GRAPH = 256, OPT_KEEP, OPT_STATS, OPT_USER_UNWIND };
@@ -257,7 +226,7 @@ static int record__parse_options(struct record *rec, int argc, char **argv)
 			rec->keep_deferred = true;
 			break;
 		case OPT_USER_UNWIND:
-			if (record__parse_user_unwind(rec, optarg))
+			if (session__parse_unwind(optarg, rec->unwind))
 				return EXIT_USAGE;
 			break;
 		case 'm':

@@ -21,6 +21,7 @@ struct cmd_struct {
 
 static const struct cmd_struct commands[] = {
 	{ "record", cmd_record, "Record samples with deferred user callchains" },
+	{ "perf",   cmd_perf,   "Run the installed 'perf record', its fp callchains deferred" },
 	{ "status", cmd_status, "Show which deferred-callchain path this kernel offers" },
 	{ "stitch", cmd_stitch, "Merge deferred user callchains into their samples, for any perf" },
 	{ "dump",   cmd_dump,   "Print every record of a perf.data file, as 'perf report -D' does" },

@@ -2,6 +2,7 @@
 /* A session of the perf_defer module, for record.  See session.h. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -131,4 +132,35 @@ void session__close(struct session *s)
 	if (s->fd >= 0)
 		close(s->fd);
 	s->fd = -1;
+}
+
+/* --user-unwind LIST: "sframe,eh_frame,fp", each method once */
+int session__parse_unwind(const char *arg, __u8 unwind[8])
+{
+	static const char *const names[] = {
+		[PERF_DEFER_UNWIND_FP] = "fp",
+		[PERF_DEFER_UNWIND_SFRAME] = "sframe",
+		[PERF_DEFER_UNWIND_EH_FRAME] = "eh_frame",
+	};
+	char *list = strdup(arg), *p = list, *name;
+	unsigned int n = 0, m, seen = 0;
+
+	if (!list)
+		return -1;
+	memset(unwind, 0, 8);
+	while ((name = strsep(&p, ",")) != NULL) {
+		for (m = 1; m < sizeof(names) / sizeof(names[0]); m++)
+			if (!strcmp(name, names[m]))
+				break;
+		if (m == sizeof(names) / sizeof(names[0]) || (seen & (1U << m))) {
+			pr_err("--user-unwind: '%s' is not a list of sframe, eh_frame and fp, each at most once",
+			       arg);
+			free(list);
+			return -1;
+		}
+		seen |= 1U << m;
+		unwind[n++] = m;
+	}
+	free(list);
+	return 0;
 }

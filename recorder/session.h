@@ -31,6 +31,11 @@ struct session {
  */
 int session__open(struct session *s, unsigned int data_pages, __u32 dump_size,
 		  const __u8 *unwind);
+/*
+ * --user-unwind LIST ("sframe,eh_frame,fp", each method once) into
+ * unwind[8], 0-ended.  0, or -1 with a message said.
+ */
+int session__parse_unwind(const char *arg, __u8 unwind[8]);
 /* Attach a perf event fd.  0, or -1 with a message said. */
 int session__attach(struct session *s, int perf_fd);
 /* Map the ring of every CPU.  0, or -1 with a message said. */

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "ordered.h"
+#include "preload/preload.h"
 #include "sample.h"
 #include "stitch.h"
 #include "util.h"
@@ -58,6 +59,7 @@ struct stitch {
 	struct tidq **buckets;
 	size_t nr_buckets, nr_tids;
 	struct stitch_stats st;
+	bool keep;		/* stitch__keep_deferred() */
 	int err;
 };
 
@@ -514,6 +516,16 @@ int stitch__event(struct stitch *s, const void *event, size_t size)
 		error__set("stitch: record of %zu bytes with header.size %u", size, h.size);
 		return -EINVAL;
 	}
+	if (s->keep) {
+		/* counted, and written as they come */
+		if (h.type == PERF_RECORD_SAMPLE)
+			s->st.samples++;
+		else if (h.type == PERF_DEFER_RECORD_CALLCHAIN_DEFERRED)
+			s->st.records++;
+		else if (h.type == PERF_RECORD_LOST && size >= 24)
+			s->st.lost_records += rd64((const char *)event + 16);
+		return stitch__pass(s, event, size);
+	}
 	switch (h.type) {
 	case PERF_RECORD_SAMPLE:
 		return stitch__sample(s, event, size);
@@ -535,6 +547,11 @@ int stitch__event(struct stitch *s, const void *event, size_t size)
 	if (s->err)
 		return s->err;
 	return stitch__pass(s, event, size);
+}
+
+void stitch__keep_deferred(struct stitch *s)
+{
+	s->keep = true;
 }
 
 int stitch__finish(struct stitch *s, struct stitch_stats *st)
@@ -559,21 +576,44 @@ int stitch__finish(struct stitch *s, struct stitch_stats *st)
  * FINISHED_ROUND is sorted whole.
  */
 
-/* Feature sections copied to the output as they are. */
-static const unsigned int copied_features[] = {
-	PD_FEAT_BUILD_ID, PD_FEAT_HOSTNAME, PD_FEAT_OSRELEASE, PD_FEAT_VERSION,
-	PD_FEAT_ARCH, PD_FEAT_NRCPUS, PD_FEAT_CPUDESC, PD_FEAT_CPUID,
-	PD_FEAT_TOTAL_MEM, PD_FEAT_CMDLINE, PD_FEAT_CPU_TOPOLOGY,
-	PD_FEAT_NUMA_TOPOLOGY, PD_FEAT_BRANCH_STACK, PD_FEAT_PMU_MAPPINGS,
-	PD_FEAT_GROUP_DESC, PD_FEAT_CACHE, PD_FEAT_SAMPLE_TIME,
-	PD_FEAT_MEM_TOPOLOGY, PD_FEAT_CLOCKID, PD_FEAT_CLOCK_DATA,
-};
+/*
+ * Feature sections are copied to the output as they are, those this
+ * recorder does not know included, but for what stitching changes:
+ * EVENT_DESC is written from the stitched attrs, AUXTRACE indexes
+ * PERF_RECORD_AUXTRACE records by file offset (they are dropped),
+ * DIR_FORMAT and COMPRESSED describe a layout the output does not have.
+ */
+static bool feature_copied(unsigned int feat)
+{
+	return feat != PD_FEAT_EVENT_DESC && feat != PD_FEAT_AUXTRACE &&
+	       feat != PD_FEAT_DIR_FORMAT && feat != PD_FEAT_COMPRESSED;
+}
 
 struct stitch_reader {
 	struct stitch	*st;
 	struct ordered	*oq;
 	__u64			dropped[256];	/* records of each type left out */
+	__u64			max_time;	/* the newest record queued */
+	/* the records from elsewhere, in time order, and how many are queued */
+	struct extra_rec	*x;
+	size_t			nx, xi;
 };
+
+/* one of the records from elsewhere (stitch__reader_extra()) */
+struct extra_rec {
+	__u64				time;
+	size_t				seq;
+	const struct perf_event_header	*ev;
+};
+
+static int extra_rec__cmp(const void *a, const void *b)
+{
+	const struct extra_rec *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
 
 /* The time of a kernel record, or -1 (and 0) when it has none. */
 static int stitch_reader__time(const struct perf_data_reader *r,
@@ -585,6 +625,71 @@ static int stitch_reader__time(const struct perf_data_reader *r,
 	if (!a || perf_sample__parse(&a->attr, ev, &s))
 		return -EINVAL;
 	*time = s.time;
+	return 0;
+}
+
+/*
+ * Queue the records from elsewhere up to time until (all of them for -1).
+ * Queued early: the module dates a deferred callchain after the newest
+ * sample of its kernel entry, so one of the same time as a sample is
+ * from an earlier entry (see record__read_ring()).
+ */
+static int stitch_reader__push_extra(struct stitch_reader *sr, __u64 until)
+{
+	for (; sr->xi < sr->nx && sr->x[sr->xi].time <= until; sr->xi++) {
+		const struct perf_event_header *ev = sr->x[sr->xi].ev;
+		int err = ordered__push(sr->oq, sr->x[sr->xi].time, ev, ev->size,
+					ORDERED_NOCOPY | ORDERED_EARLY);
+
+		if (err) {
+			error__set("%s", strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The records of buf (len bytes, back to back, 8-byte aligned) into
+ * sr->x, in time order: CALLCHAIN_DEFERRED and LOST records of the
+ * module's rings, with the sample_id of one of r's events.
+ */
+static int stitch_reader__index_extra(struct stitch_reader *sr, const struct perf_data_reader *r,
+				      const void *buf, size_t len)
+{
+	size_t off, n = 0, cap = 0;
+
+	for (off = 0; off < len; ) {
+		const struct perf_event_header *ev = (const void *)((const char *)buf + off);
+		struct extra_rec *x;
+		__u64 time;
+
+		if (len - off < sizeof(*ev) || ev->size < sizeof(*ev) || ev->size % 8 ||
+		    ev->size > len - off) {
+			error__set("deferred records: a record at %#zx does not parse", off);
+			return -EINVAL;
+		}
+		if (stitch_reader__time(r, ev, &time) || !time || time == (__u64)-1) {
+			error__set("deferred records: the record at %#zx (type %u) has no time of an event of %s",
+				   off, ev->type, perf_data_reader__name(r));
+			return -EINVAL;
+		}
+		if (n == cap) {
+			cap = cap ? 2 * cap : 1024;
+			x = realloc(sr->x, cap * sizeof(*x));
+			if (!x) {
+				error__set("%s", strerror(ENOMEM));
+				return -ENOMEM;
+			}
+			sr->x = x;
+		}
+		sr->x[n] = (struct extra_rec){ .time = time, .seq = n, .ev = ev };
+		n++;
+		off += ev->size;
+	}
+	if (n)
+		qsort(sr->x, n, sizeof(*sr->x), extra_rec__cmp);
+	sr->nx = n;
 	return 0;
 }
 
@@ -600,8 +705,12 @@ static int stitch_reader__event(struct stitch_reader *sr, const struct perf_data
 		return -EINVAL;
 	}
 	if (ev->type == PD_RECORD_FINISHED_ROUND) {
-		/* perf's OE_FLUSH__ROUND: what came before the previous round is complete */
-		err = ordered__round(sr->oq);
+		/*
+		 * perf's OE_FLUSH__ROUND: what came before the previous round
+		 * is complete.  The records from elsewhere up to the newest
+		 * one of the file so far join this round.
+		 */
+		err = stitch_reader__push_extra(sr, sr->max_time) ?: ordered__round(sr->oq);
 		return err ? err : stitch__event(sr->st, ev, ev->size);
 	}
 	if (ev->type == PERF_DEFER_RECORD_USER_DUMP)
@@ -624,6 +733,8 @@ queue:
 		return stitch__event(sr->st, ev, ev->size);
 	/* the reader's pointer lasts unless it had to align a copy */
 	err = ordered__push(sr->oq, time, ev, ev->size, stable ? ORDERED_NOCOPY : 0);
+	if (time > sr->max_time)
+		sr->max_time = time;
 	if (err)
 		error__set("%s", strerror(-err));
 	return err;
@@ -639,7 +750,14 @@ static int stitch_reader__deliver(void *arg, const void *event, size_t size)
 int stitch__reader(struct perf_data_reader *r, struct perf_data_writer *w, struct stitch_stats *st,
 		   bool quiet)
 {
-	struct feat_raw raw[sizeof(copied_features) / sizeof(copied_features[0])];
+	return stitch__reader_extra(r, NULL, 0, w, st, quiet ? STITCH_QUIET : 0);
+}
+
+int stitch__reader_extra(struct perf_data_reader *r, const void *extra, size_t extra_len,
+			 struct perf_data_writer *w, struct stitch_stats *st, unsigned int flags)
+{
+	bool quiet = flags & STITCH_QUIET, keep = flags & STITCH_KEEP_DEFERRED;
+	struct feat_raw raw[PD_FEAT_BITS];
 	struct perf_data_features feat = { .no_host = true, .raw = raw };
 	struct stitch_reader sr = { .st = stitch__new(w) };
 	const struct perf_event_header *ev;
@@ -654,21 +772,30 @@ int stitch__reader(struct perf_data_reader *r, struct perf_data_writer *w, struc
 		error__set("%s", strerror(ENOMEM));
 		return -ENOMEM;
 	}
+	if (keep)
+		stitch__keep_deferred(sr.st);
 	for (unsigned int i = 0; i < perf_data_reader__nr_attrs(r) && !err; i++) {
 		const struct evsel *a = perf_data_reader__attr(r, i);
 		struct perf_event_attr attr = a->attr;
 
-		attr__clear_defer(&attr);
+		/* the deferred form: the events the module deferred say so, as natively */
+		if (keep)
+			attr__set_defer(&attr, preload_wants(&attr), false);
+		else
+			attr__clear_defer(&attr);
 		if (a->cut && !quiet)
 			pr_warn("attr %u (%s): fields newer than this perf-defer were dropped",
 				i, a->name ? a->name : "unnamed");
 		err = stitch__add_attr(sr.st, &attr, a->ids, a->nr_ids);
 		/* dwarf,defer: registers and stack in every stitched sample */
-		attr__stitch_user_dump(&attr);
+		if (!keep)
+			attr__stitch_user_dump(&attr);
 		if (!err)
 			err = perf_data_writer__add_attr(w, &attr, a->ids, a->nr_ids, a->name);
 	}
 
+	if (!err && extra_len)
+		err = stitch_reader__index_extra(&sr, r, extra, extra_len);
 	while (!err && (ret = perf_data_reader__next(r, &ev)) > 0) {
 		err = stitch_reader__event(&sr, r, ev, perf_data_reader__event_stable(r, ev));
 		if (err == -EINVAL) {
@@ -682,9 +809,10 @@ int stitch__reader(struct perf_data_reader *r, struct perf_data_writer *w, struc
 	if (!err && ret < 0)
 		err = ret;
 	if (!err)
-		err = ordered__flush(sr.oq);
+		err = stitch_reader__push_extra(&sr, (__u64)-1) ?: ordered__flush(sr.oq);
 	if (!err)
 		err = stitch__finish(sr.st, st);
+	free(sr.x);
 	out_of_order = ordered__out_of_order(sr.oq);
 	ordered__delete(sr.oq);
 	stitch__delete(sr.st);
@@ -693,11 +821,11 @@ int stitch__reader(struct perf_data_reader *r, struct perf_data_writer *w, struc
 		return err;
 	}
 
-	for (size_t i = 0; i < sizeof(copied_features) / sizeof(copied_features[0]); i++) {
+	for (unsigned int i = 1; i < PD_FEAT_BITS; i++) {
 		struct feat_raw *f = &raw[feat.nr_raw];
 
-		if (perf_data_reader__feat(r, copied_features[i], &f->data, &f->size)) {
-			f->feat = copied_features[i];
+		if (feature_copied(i) && perf_data_reader__feat(r, i, &f->data, &f->size)) {
+			f->feat = i;
 			feat.nr_raw++;
 		}
 	}

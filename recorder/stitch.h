@@ -72,6 +72,8 @@ int stitch__event(struct stitch *s, const void *event, size_t size);
 int stitch__finish(struct stitch *s, struct stitch_stats *st);
 /* The counters so far. */
 void stitch__stats(const struct stitch *s, struct stitch_stats *st);
+/* Write every record as it comes, counted but not stitched. */
+void stitch__keep_deferred(struct stitch *s);
 /* Free (does not close the writer).  NULL is fine. */
 void stitch__delete(struct stitch *s);
 
@@ -86,5 +88,23 @@ void stitch__delete(struct stitch *s);
  */
 int stitch__reader(struct perf_data_reader *r, struct perf_data_writer *w, struct stitch_stats *st,
 		   bool quiet);
+/*
+ * The same, with the records of extra (extra_len bytes, back to back,
+ * 8-byte aligned; they stay valid until it returns) merged into r's in
+ * time order, each into the round of its time: the CALLCHAIN_DEFERRED
+ * records of the module's rings for a file that perf record wrote
+ * ('perf-defer perf record').  Each must carry the time of an event of r
+ * in its sample_id.
+ */
+int stitch__reader_extra(struct perf_data_reader *r, const void *extra, size_t extra_len,
+			 struct perf_data_writer *w, struct stitch_stats *st, unsigned int flags);
+/* flags of stitch__reader_extra() */
+#define STITCH_QUIET		(1U << 0)	/* no warnings */
+/*
+ * Merge only: the upstream deferred form, the records kept and the events
+ * that the module defers (preload_wants()) marked defer_callchain; the
+ * counters say samples, records and lost records.
+ */
+#define STITCH_KEEP_DEFERRED	(1U << 1)
 
 #endif /* PERF_DEFER_STITCH_H */

@@ -41,3 +41,36 @@ chains() {
 		$1 !~ /^ffff/ { n++; if ($2 ~ /^(leaf_|alpha|beta|gamma_|delta|epsilon|main)/) p = p " " $2 }
 		END { out() }' | sort -s -k1,1n
 }
+
+# perf_guest N KO: how a guest test that records through perf starts: its
+# plan of N tests, /tmp, KO loaded, the perf in use as a comment, and $NI,
+# perf's option against looking for inlined frames (the guest has no
+# addr2line, and perf 7.3, looking for it, dies of SIGPIPE)
+perf_guest() {
+	tap_plan "$1"
+	cd /tmp || exit 1
+	tap_insmod "$2"
+	perf version | sed 's/^/# /'
+	# shellcheck disable=SC2034 # for the caller
+	NI=--no-inline
+}
+
+# sigint_pid SECS OUT ERR CMD...: 'CMD... -p PID' on a running wl_calls
+# (user mode), stdout to OUT, stderr to ERR, ended by SIGINT after SECS
+# seconds; returns CMD's exit status
+sigint_pid() {
+	_secs=$1 _out=$2 _err=$3
+	shift 3
+	/tests/wl_calls user 60000 &
+	_wl=$!
+	sleep 0.5
+	"$@" -p $_wl >"$_out" 2>"$_err" &
+	_cmd=$!
+	sleep "$_secs"
+	kill -INT $_cmd
+	wait $_cmd
+	_rc=$?
+	kill $_wl 2>/dev/null
+	wait $_wl 2>/dev/null
+	return $_rc
+}

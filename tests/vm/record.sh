@@ -14,7 +14,7 @@
 ko=${1:-$PERF_DEFER_KO}
 tap_plan 28
 cd /tmp || exit 1
-insmod "$ko" || { echo "Bail out! cannot load $ko"; exit 1; }
+tap_insmod "$ko"
 
 for mode in kernel user; do
 	perf-defer record -q --stats -g -o def.$mode -- /tests/wl_calls $mode 1500 >stats.$mode 2>rec.err
@@ -58,28 +58,21 @@ for mode in kernel user; do
 done
 
 # -p of a running process, ended by SIGINT: the file is valid
-/tests/wl_calls user 6000 &
-wl=$!
-sleep 0.5
-perf-defer record -q -p $wl -o pid.data 2>pid.err &
-rec=$!
-sleep 2
-kill -INT $rec
-wait $rec
+sigint_pid 2 /dev/null pid.err perf-defer record -q -o pid.data
 rc=$?
-kill $wl 2>/dev/null
-wait $wl 2>/dev/null
 ok $rc "record -p PID stops cleanly on SIGINT (rc=$rc)"
 n=$(paths pid.data | grep -c .)
-[ "$n" -ge 2 ] && [ -z "$(warnings pid.data)" ]
-ok $? "the -p file is valid and has the workload's call paths ($n)"
+w=$(warnings pid.data)
+[ "$n" -ge 2 ] && [ -z "$w" ]
+ok $? "the -p file is valid and has the workload's call paths ($n)${w:+: $w}"
 
 # -a system-wide while a command runs
 perf-defer record -q -a -o all.data -- /tests/wl_calls kernel 1000 2>all.err
 ok $? "record -a -- cmd"
 n=$(paths all.data | grep -c .)
-[ "$n" -ge 2 ] && [ -z "$(warnings all.data)" ]
-ok $? "the -a file is valid and has the workload's call paths ($n)"
+w=$(warnings all.data)
+[ "$n" -ge 2 ] && [ -z "$w" ]
+ok $? "the -a file is valid and has the workload's call paths ($n)${w:+: $w}"
 
 # kernel threads are never deferred: the idle task's samples keep no cookie
 perf-defer record -q --keep-deferred -a -o allk.data -- /tests/wl_calls kernel 600 2>/dev/null

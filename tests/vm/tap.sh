@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # shellcheck shell=sh
 # TAP helpers for the shell tests, sourced (host and guest):
-#   tap_plan N; ok STATUS DESCRIPTION ...; tap_done
+#   tap_plan N; ok STATUS DESCRIPTION ...; tap_done; select_named;
+#   tap_insmod KO (guest)
 tap_n=0
 tap_failed=0
 
@@ -22,4 +23,22 @@ ok() {
 
 tap_done() {
 	[ "$tap_failed" = 0 ]
+}
+
+# tap_insmod KO: load the module the tests need, or bail out of the plan
+tap_insmod() {
+	insmod "$1" || { echo "Bail out! cannot load $1"; exit 1; }
+}
+
+# select_named LIST NAME...: the lines of LIST ("NAME|...") that the NAMEs
+# name, in their order; a NAME ending in * names every line it begins
+select_named() {
+	sel_list=$1
+	shift
+	for sel_n in "$@"; do
+		case $sel_n in
+		*\*) echo "$sel_list" | grep "^${sel_n%\*}" ;;
+		*) echo "$sel_list" | grep "^$sel_n|" ;;
+		esac
+	done
 }

@@ -1,0 +1,144 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# perf-defer perf record on a module kernel: the guest's perf records with
+# its own options, libperf-defer-preload.so attaches its events, and the
+# file perf wrote comes out stitched:
+#  - perf's header stays perf's (its cmdline), every perf reads the file
+#    without a warning, and the user call paths equal those of perf's own
+#    in-NMI fp walk on the same workload;
+#  - nearly every sample was deferred and stitched;
+#  - several -e events with modifiers, perf >= 6.19's fp,defer, and -p of
+#    a running task ended by SIGINT to perf-defer (nothing lost);
+#  - --keep-deferred: the records merged into perf's file, which stitch
+#    turns into the same call paths, and perf >= 6.19 reads itself;
+#  - the workload inherits neither LD_PRELOAD nor the session;
+#  - what it cannot do is refused with a reason: -z, --switch-output, a
+#    pipe, a perf command other than record, no module.  TAP.
+#   perf_record.sh [ko]   (default $PERF_DEFER_KO)
+# shellcheck source-path=SCRIPTDIR source=tap.sh
+. "$(dirname "$0")/tap.sh"
+# shellcheck source-path=SCRIPTDIR source=perfpaths.sh
+. "$(dirname "$0")/perfpaths.sh"
+
+ko=${1:-$PERF_DEFER_KO}
+perf_guest 24 "$ko"
+
+# stat FILE NAME: the counter NAME of perf-defer perf --stats output FILE
+stat() {
+	sed -n "s/^$2: //p" "$1"
+}
+
+for mode in kernel user; do
+	perf-defer perf --stats record -q -g -o pd.$mode -- /tests/wl_calls $mode 1500 \
+		>stats.$mode 2>rec.err
+	rc=$?
+	sed 's/^/# /' stats.$mode rec.err
+	ok $rc "perf-defer perf record -g -- wl_calls $mode (rc=$rc)"
+	d=$(stat stats.$mode deferred) s=$(stat stats.$mode samples) t=$(stat stats.$mode stitched)
+	[ "${s:-0}" -gt 100 ] && [ $((d * 100)) -ge $((s * 95)) ] && [ $((t * 100)) -ge $((d * 98)) ]
+	ok $? "$d of $s samples deferred, $t of them stitched ($mode)"
+	w=$(warnings pd.$mode $NI)
+	[ -z "$w" ]
+	ok $? "perf report and script read it without a warning ($mode)${w:+: $w}"
+	perf record -q -e cpu-clock -F 4000 --call-graph fp -o fp.$mode -- /tests/wl_calls $mode 1500 2>/dev/null
+	paths pd.$mode $NI >pd.paths
+	paths fp.$mode $NI >fp.paths
+	echo "# paths:"; sed 's/^/#   /' pd.paths
+	[ "$(grep -c . pd.paths)" -ge 2 ] && cmp -s pd.paths fp.paths
+	ok $? "user call paths equal perf's in-NMI fp walk ($mode)"
+done
+# perf's own header: the version of the perf that recorded, its command line
+version=$(perf version | awk '{ print $3 }')
+perf report --header-only -i pd.user 2>/dev/null | grep -E '^# (perf version|cmdline)' | sed 's/^/# /'
+perf report --header-only -i pd.user 2>/dev/null | grep -qx "# perf version : $version" &&
+	perf report --header-only -i pd.user 2>/dev/null | grep -q '^# cmdline : .*/perf '
+ok $? "the header is perf's own: perf $version's, with its command line"
+
+# two events, one with a modifier, both attached
+perf-defer perf --stats record -q -e cpu-clock:u -e task-clock -c 1000000 -g -o ev.data \
+	-- /tests/wl_calls user 1000 >stats.ev 2>rec.err
+ok $? "perf-defer perf record -e cpu-clock:u -e task-clock -g"
+d=$(stat stats.ev deferred) s=$(stat stats.ev samples)
+ev=$(perf script -i ev.data -F event 2>/dev/null | sort | uniq -c | sed 's/^ */#   /')
+echo "$ev"
+[ "$(echo "$ev" | grep -c clock)" = 2 ] && [ $((d * 100)) -ge $((s * 90)) ]
+ok $? "both events sampled, $d of $s samples deferred"
+
+# perf >= 6.19's fp,defer: opened without the defer bits, deferred by the module
+v=$(perf version | sed -n 's/^perf version \([0-9]*\)\.\([0-9]*\).*/\1 \2/p')
+# shellcheck disable=SC2086 # major and minor, into words
+set -- $v
+if [ "${1:-0}" -gt 6 ] || { [ "${1:-0}" = 6 ] && [ "${2:-0}" -ge 19 ]; }; then
+	perf-defer perf --stats record -q --call-graph fp,defer -o defer.data \
+		-- /tests/wl_calls user 1000 >stats.defer 2>rec.err
+	rc=$?
+	sed 's/^/# /' stats.defer rec.err
+	d=$(stat stats.defer deferred) s=$(stat stats.defer samples) t=$(stat stats.defer stitched)
+	[ $rc = 0 ] && [ "${s:-0}" -gt 100 ] && [ $((d * 100)) -ge $((s * 95)) ] &&
+		[ $((t * 100)) -ge $((d * 98)) ] && [ -z "$(warnings defer.data $NI)" ]
+	ok $? "--call-graph fp,defer on this kernel: $d of $s samples deferred, $t stitched (rc=$rc)"
+else
+	ok 0 "# SKIP perf $1.$2 has no --call-graph fp,defer"
+fi
+
+# --keep-deferred: perf's file with the records merged in, which stitch
+# turns into the stitched form, and perf >= 6.19 reads as it is
+perf-defer perf --keep-deferred record -q -g -o keep.data -- /tests/wl_calls user 1500 \
+	>/dev/null 2>rec.err
+rc=$?
+sed 's/^/# /' rec.err
+n=$(perf-defer dump --stats -i keep.data 2>/dev/null | sed -n 's/^ *CALLCHAIN_DEFERRED events: *\([0-9]*\).*/\1/p')
+perf-defer stitch -q -i keep.data -o keep.stitched
+paths keep.stitched $NI >keep.paths
+[ $rc = 0 ] && [ "${n:-0}" -gt 100 ] && [ "$(grep -c . keep.paths)" -ge 2 ] && cmp -s keep.paths fp.paths
+ok $? "--keep-deferred: ${n:-no} CALLCHAIN_DEFERRED records; stitched, perf's fp paths (rc=$rc)"
+if [ "${1:-0}" -gt 6 ] || { [ "${1:-0}" = 6 ] && [ "${2:-0}" -ge 19 ]; }; then
+	paths keep.data $NI >native.paths
+	w=$(warnings keep.data $NI)
+	[ -z "$w" ] && cmp -s native.paths fp.paths
+	ok $? "perf $1.$2 reads the deferred form itself: perf's fp paths${w:+; $w}"
+else
+	ok 0 "# SKIP perf $1.$2 does not read the deferred form"
+fi
+
+# -p of a running task, stopped by SIGINT to perf-defer: the file is whole
+sigint_pid 4 stats.int rec.err perf-defer perf --stats record -q -g -o int.data
+rc=$?
+sed 's/^/# /' stats.int rec.err
+ok $rc "SIGINT: perf-defer waits for perf and merges (rc=$rc)"
+d=$(stat stats.int deferred) t=$(stat stats.int stitched)
+[ "${d:-0}" -gt 100 ] && [ $((t * 100)) -ge $((d * 98)) ] && [ -z "$(warnings int.data $NI)" ]
+ok $? "-p, then SIGINT: $t of $d deferred samples stitched, the file reads cleanly"
+
+# the workload's environment and fds are its own
+# shellcheck disable=SC2016 # expanded by the workload's shell
+perf-defer perf record -q -g -o env.data -- /bin/sh -c \
+	'echo "LD_PRELOAD=${LD_PRELOAD-} SESSION=${PERF_DEFER_SESSION_FD-}"; ls -l /proc/self/fd' \
+	>env.out 2>rec.err
+ok $? "record of sh"
+sed 's/^/# /' env.out
+grep -qx 'LD_PRELOAD= SESSION=' env.out && ! grep -q perf_defer env.out
+ok $? "the workload inherits neither LD_PRELOAD nor the session"
+
+# refusals: exit 2 and the reason
+for args in "-z -g" "--switch-output -g" "-g -o -" ; do
+	# shellcheck disable=SC2086 # the options, into words
+	perf-defer perf record $args -- true >out 2>err
+	rc=$?
+	[ $rc = 2 ] && grep -q 'perf-defer: perf: ' err
+	ok $? "perf record $args refused (rc=$rc: $(head -n 1 err))"
+done
+perf-defer perf stat -- true >out 2>err
+rc=$?
+[ $rc = 2 ] && grep -q 'only perf record' err
+ok $? "perf stat refused (rc=$rc: $(head -n 1 err))"
+
+rmmod perf_defer
+perf-defer perf record -g -o none.data -- true >out 2>err
+rc=$?
+[ $rc = 1 ] && grep -q 'modprobe perf_defer' err
+ok $? "no module: said, exit 1 (rc=$rc: $(head -n 1 err))"
+[ ! -e none.data ]
+ok $? "no module: perf was not run"
+tap_done
