@@ -381,26 +381,31 @@ static void perf_event_open_eacces(void) { perf_event_open_returns(EACCES); }
 static void perf_event_open_enosys(void) { perf_event_open_returns(ENOSYS); }
 static void perf_event_open_succeeds(void) { perf_event_open_returns(0); }
 
-TEST(status_native_denied)
+/* status, with perf_event_open() answering as setup makes it: native is want */
+static void status_native(struct __test_metadata *_metadata, struct run *r, void (*setup)(void),
+			  const char *want)
 {
 	char native[256];
+
+	RUN(r, setup, "status", NULL);
+	check_status(_metadata, r);
+	ASSERT_STREQ(want, value_of(r->out, "native", native, sizeof(native)));
+}
+
+TEST(status_native_denied)
+{
 	struct run r;
 
-	RUN(&r, perf_event_open_eacces, "status", NULL);
-	check_status(_metadata, &r);
-	ASSERT_STREQ("unknown (perf_event_open: Permission denied; check kernel.perf_event_paranoid)",
-		     value_of(r.out, "native", native, sizeof(native)));
+	status_native(_metadata, &r, perf_event_open_eacces,
+		      "unknown (perf_event_open: Permission denied; check kernel.perf_event_paranoid)");
 }
 
 TEST(status_native_no_syscall)
 {
-	char native[256];
 	struct run r;
 
-	RUN(&r, perf_event_open_enosys, "status", NULL);
-	check_status(_metadata, &r);
-	ASSERT_STREQ("unknown (perf_event_open: Function not implemented)",
-		     value_of(r.out, "native", native, sizeof(native)));
+	status_native(_metadata, &r, perf_event_open_enosys,
+		      "unknown (perf_event_open: Function not implemented)");
 }
 
 TEST(status_native_wins)
@@ -408,9 +413,7 @@ TEST(status_native_wins)
 	char buf[256];
 	struct run r;
 
-	RUN(&r, perf_event_open_succeeds, "status", NULL);
-	check_status(_metadata, &r);
-	ASSERT_STREQ("yes", value_of(r.out, "native", buf, sizeof(buf)));
+	status_native(_metadata, &r, perf_event_open_succeeds, "yes");
 	ASSERT_STREQ("native", value_of(r.out, "path", buf, sizeof(buf)));
 	ASSERT_EQ(0, r.code);
 }

@@ -26,6 +26,21 @@
 		ASSERT_EQ(0, t_run(r, out, argv_));				\
 	} while (0)
 
+/* perf script of file, into *r: silent, and the same as of ref */
+static void script_same(struct __test_metadata *_metadata, struct t_run *r, char *file,
+			char *ref)
+{
+	struct t_run want;
+
+	RUN(r, NULL, PERF, "script", "-i", file);
+	ASSERT_EQ(0, r->code);
+	ASSERT_STREQ("", r->err);
+	RUN(&want, NULL, PERF, "script", "-i", ref);
+	ASSERT_EQ(0, want.code);
+	ASSERT_STREQ(want.out, r->out);
+	t_run_free(&want);
+}
+
 /* No sanitizer report, no signal: 0 or 1 only. */
 #define ASSERT_CLEAN(r)								\
 	do {									\
@@ -136,19 +151,34 @@ TEST(dump_matches_perf_report_D)
 	compare_with_perf(_metadata, file);
 }
 
+/*
+ * perf record -g of 'sh -c script' into file: NULL, or why this host does
+ * not let us record (a reason to skip).
+ */
+static const char *perf_record(struct __test_metadata *_metadata, char *file, char *script)
+{
+	static char why[512];
+	struct t_run r;
+
+	if (!t_have(PERF))
+		return "no " PERF;
+	RUN(&r, NULL, PERF, "record", "-q", "-e", "cpu-clock", "-c", "250000", "-g", "-o", file,
+	    "--", "/bin/sh", "-c", script);
+	if (r.code)
+		snprintf(why, sizeof(why), "perf record failed: %s", r.err);
+	t_run_free(&r);
+	return r.code ? why : NULL;
+}
+
 /* A file of perf record itself, when this host lets us record. */
 TEST(dump_matches_perf_report_D_real)
 {
 	char *file = t_tmp_path("perf-record.data");
-	struct t_run r;
+	const char *why;
 
-	if (!t_have(PERF))
-		SKIP(return, "no " PERF);
-	RUN(&r, NULL, PERF, "record", "-q", "-e", "cpu-clock", "-c", "250000", "-g", "-o", file,
-	    "--", "/bin/sh", "-c", "i=0; while [ $i -lt 2000 ]; do i=$((i+1)); done");
-	if (r.code)
-		SKIP(return, "perf record failed: %s", r.err);
-	t_run_free(&r);
+	why = perf_record(_metadata, file, "i=0; while [ $i -lt 2000 ]; do i=$((i+1)); done");
+	if (why)
+		SKIP(return, "%s", why);
 	compare_with_perf(_metadata, file);
 }
 
@@ -377,7 +407,7 @@ TEST(stitch_end_to_end)
 	char *out = t_tmp_path("e2e-stitched.data"), host[68];
 	struct feat_raw raw = { .feat = PD_FEAT_HOSTNAME, .data = host };
 	const struct perf_event_header *ev;
-	struct t_run r, want;
+	struct t_run r;
 	struct fake_proc fp;
 	struct perf_data_reader *rd;
 	int samples = 0, rounds = 0;
@@ -414,16 +444,10 @@ TEST(stitch_end_to_end)
 
 	if (!t_have(PERF))
 		SKIP(return, "no " PERF);
-	RUN(&r, NULL, PERF, "script", "-i", out);
-	ASSERT_EQ(0, r.code);
-	ASSERT_STREQ("", r.err);
-	RUN(&want, NULL, PERF, "script", "-i", direct);
-	ASSERT_EQ(0, want.code);
-	ASSERT_STREQ(want.out, r.out);
+	script_same(_metadata, &r, out, direct);
 	ASSERT_NE(NULL, strstr(r.out, "pd_target_alpha+0x1"));
 	TH_LOG("perf script of the stitched file:\n%s", r.out);
 	t_run_free(&r);
-	t_run_free(&want);
 
 	RUN(&r, NULL, PERF, "report", "--header-only", "-i", out);
 	ASSERT_EQ(0, r.code);
@@ -543,30 +567,22 @@ TEST(stitch_real_recording)
 {
 	char *rec = t_tmp_path("real.data"), *def = t_tmp_path("real-deferred.data");
 	char *out = t_tmp_path("real-stitched.data");
-	struct t_run r, want;
+	struct t_run r;
+	const char *why;
 	int n;
 
-	if (!t_have(PERF))
-		SKIP(return, "no " PERF);
-	RUN(&r, NULL, PERF, "record", "-q", "-e", "cpu-clock", "-c", "250000", "-g", "-o", rec,
-	    "--", "/bin/sh", "-c", "i=0; while [ $i -lt 3000 ]; do i=$((i+1)); done; ls -R /usr/share/man >/dev/null");
-	if (r.code)
-		SKIP(return, "perf record failed: %s", r.err);
-	t_run_free(&r);
+	why = perf_record(_metadata, rec, "i=0; while [ $i -lt 3000 ]; do i=$((i+1)); done; "
+			  "ls -R /usr/share/man >/dev/null");
+	if (why)
+		SKIP(return, "%s", why);
 	n = defer_recording(rec, def);
 	ASSERT_LT(0, n) TH_LOG("%s", error__msg());
 	RUN(&r, NULL, t_san_bin(), "stitch", "-i", def, "-o", out, "--stats");
 	ASSERT_EQ(0, r.code) TH_LOG("%s", r.err);
 	TH_LOG("%d samples deferred; stitch --stats:\n%s", n, r.out);
 	t_run_free(&r);
-	RUN(&r, NULL, PERF, "script", "-i", out);
-	ASSERT_EQ(0, r.code);
-	ASSERT_STREQ("", r.err);
-	RUN(&want, NULL, PERF, "script", "-i", rec);
-	ASSERT_EQ(0, want.code);
-	ASSERT_STREQ(want.out, r.out);
+	script_same(_metadata, &r, out, rec);
 	t_run_free(&r);
-	t_run_free(&want);
 }
 
 /* perf 6.1 refuses what stitch exists for: the defer bits of the deferred file. */
@@ -583,41 +599,49 @@ TEST(perf_6_1_warns_on_deferred_input)
 	t_run_free(&r);
 }
 
+/*
+ * The usage errors and help of stitch and dump: exit status, and the text
+ * at the start of stdout ('^'), in stderr ('~') or all of stderr ('=').
+ */
 TEST(usage)
 {
-	char *file = t_tmp_path("usage.data");
-	struct t_run r;
+	char *file = t_tmp_path("usage.data"), *other = t_tmp_path("x.data");
+	const struct {
+		char *argv[8];
+		int code;
+		char how;
+		const char *text;
+	} c[] = {
+		{ { "stitch", "-i", file }, 2, '~', "perf-defer: stitch: no output file: give one with -o" },
+		{ { "stitch", "-i", file }, 2, '~', "usage: perf-defer stitch " },
+		{ { "stitch", "-i", file, "-o", file }, 1, '~', "are the same file" },
+		{ { "stitch", "--help" }, 0, '^', "usage: perf-defer stitch " },
+		{ { "stitch", "-i", file, "-o", other, "extra" }, 2, '~', "unexpected argument 'extra'" },
+		{ { "dump", "-h" }, 0, '^', "usage: perf-defer dump " },
+		{ { "dump", "--bogus" }, 2, '~', "usage: perf-defer dump " },
+		{ { "dump", "-i", "/nonexistent.data" }, 1, '=',
+		  "perf-defer: dump: cannot open /nonexistent.data: No such file or directory\n" },
+	};
+	size_t i, k;
 
 	ASSERT_EQ(0, write_fake(file, true));
-	RUN(&r, NULL, t_san_bin(), "stitch", "-i", file);
-	ASSERT_EQ(2, r.code);
-	ASSERT_NE(NULL, strstr(r.err, "perf-defer: stitch: no output file: give one with -o"));
-	ASSERT_NE(NULL, strstr(r.err, "usage: perf-defer stitch "));
-	t_run_free(&r);
-	RUN(&r, NULL, t_san_bin(), "stitch", "-i", file, "-o", file);
-	ASSERT_EQ(1, r.code);
-	ASSERT_NE(NULL, strstr(r.err, "are the same file"));
-	t_run_free(&r);
-	RUN(&r, NULL, t_san_bin(), "stitch", "--help");
-	ASSERT_EQ(0, r.code);
-	ASSERT_EQ(0, strncmp(r.out, "usage: perf-defer stitch ", 25));
-	t_run_free(&r);
-	RUN(&r, NULL, t_san_bin(), "stitch", "-i", file, "-o", t_tmp_path("x.data"), "extra");
-	ASSERT_EQ(2, r.code);
-	ASSERT_NE(NULL, strstr(r.err, "unexpected argument 'extra'"));
-	t_run_free(&r);
-	RUN(&r, NULL, t_san_bin(), "dump", "-h");
-	ASSERT_EQ(0, r.code);
-	ASSERT_EQ(0, strncmp(r.out, "usage: perf-defer dump ", 23));
-	t_run_free(&r);
-	RUN(&r, NULL, t_san_bin(), "dump", "--bogus");
-	ASSERT_EQ(2, r.code);
-	ASSERT_NE(NULL, strstr(r.err, "usage: perf-defer dump "));
-	t_run_free(&r);
-	RUN(&r, NULL, t_san_bin(), "dump", "-i", "/nonexistent.data");
-	ASSERT_EQ(1, r.code);
-	ASSERT_STREQ("perf-defer: dump: cannot open /nonexistent.data: No such file or directory\n", r.err);
-	t_run_free(&r);
+	ASSERT_TRUE(t_have(t_san_bin())) TH_LOG("no %s (make -C tests/host)", t_san_bin());
+	for (i = 0; i < ARRAY_SIZE(c); i++) {
+		char *argv[ARRAY_SIZE(c[i].argv) + 2] = { t_san_bin() };
+		const char *got;
+		struct t_run r;
+		bool ok;
+
+		for (k = 0; c[i].argv[k]; k++)
+			argv[k + 1] = c[i].argv[k];
+		ASSERT_EQ(0, t_run(&r, NULL, argv));
+		got = c[i].how == '^' ? r.out : r.err;
+		ok = c[i].how == '^' ? !strncmp(got, c[i].text, strlen(c[i].text)) :
+		     c[i].how == '=' ? !strcmp(got, c[i].text) : strstr(got, c[i].text) != NULL;
+		EXPECT_EQ(c[i].code, r.code) TH_LOG("case %zu: %s", i, c[i].text);
+		EXPECT_TRUE(ok) TH_LOG("case %zu: '%s' not in: %s", i, c[i].text, got);
+		t_run_free(&r);
+	}
 }
 
 TEST_HARNESS_MAIN

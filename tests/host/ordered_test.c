@@ -68,29 +68,37 @@ static int queue(struct ordered *q, __u64 time, __u32 type, __u64 tag)
 			     type == PERF_DEFER_RECORD_CALLCHAIN_DEFERRED ? ORDERED_EARLY : 0);
 }
 
+struct qrec {
+	__u64 time;
+	__u32 type;
+	__u64 tag;
+};
+
+/* Queue the records { time, type, tag } in this order, in a TEST_F(ordered, ...). */
+#define QUEUE(...)								\
+	do {									\
+		const struct qrec qr_[] = { __VA_ARGS__ };			\
+		for (size_t i_ = 0; i_ < ARRAY_SIZE(qr_); i_++)			\
+			ASSERT_EQ(0, queue(self->q, qr_[i_].time, qr_[i_].type,	\
+					   qr_[i_].tag));			\
+	} while (0)
+
+#define SAMPLE		PERF_RECORD_SAMPLE
+#define DEFERRED	PERF_DEFER_RECORD_CALLCHAIN_DEFERRED
+
 TEST_F(ordered, time_order_then_arrival)
 {
-	struct ordered *q = self->q;
-
-	ASSERT_EQ(0, queue(q, 30, PERF_RECORD_SAMPLE, 1));
-	ASSERT_EQ(0, queue(q, 10, PERF_RECORD_SAMPLE, 2));
-	ASSERT_EQ(0, queue(q, 20, PERF_RECORD_SAMPLE, 3));
-	ASSERT_EQ(0, queue(q, 20, PERF_RECORD_SAMPLE, 4));
-	ASSERT_EQ(0, ordered__flush(q));
+	QUEUE({ 30, SAMPLE, 1 }, { 10, SAMPLE, 2 }, { 20, SAMPLE, 3 }, { 20, SAMPLE, 4 });
+	ASSERT_EQ(0, ordered__flush(self->q));
 	EXPECT_TAGS(2, 3, 4, 1);
 }
 
 /* one queued early goes before a sample of the same time */
 TEST_F(ordered, deferred_first_at_equal_time)
 {
-	struct ordered *q = self->q;
-
-	ASSERT_EQ(0, queue(q, 10, PERF_RECORD_SAMPLE, 1));
-	ASSERT_EQ(0, queue(q, 50, PERF_RECORD_SAMPLE, 2));
-	ASSERT_EQ(0, queue(q, 50, PERF_DEFER_RECORD_CALLCHAIN_DEFERRED, 3));
-	ASSERT_EQ(0, queue(q, 50, PERF_RECORD_COMM, 4));
-	ASSERT_EQ(0, queue(q, 60, PERF_DEFER_RECORD_CALLCHAIN_DEFERRED, 5));
-	ASSERT_EQ(0, ordered__flush(q));
+	QUEUE({ 10, SAMPLE, 1 }, { 50, SAMPLE, 2 }, { 50, DEFERRED, 3 },
+	      { 50, PERF_RECORD_COMM, 4 }, { 60, DEFERRED, 5 });
+	ASSERT_EQ(0, ordered__flush(self->q));
 	EXPECT_TAGS(1, 3, 2, 4, 5);
 }
 
@@ -150,9 +158,7 @@ TEST_F(ordered, out_of_order)
 	ASSERT_EQ(0, ordered__round(q));
 	ASSERT_EQ(1, self->g.n);
 	/* 10 is out: 5 is late, 10 and 15 are not */
-	ASSERT_EQ(0, queue(q, 5, PERF_RECORD_SAMPLE, 3));
-	ASSERT_EQ(0, queue(q, 10, PERF_RECORD_SAMPLE, 4));
-	ASSERT_EQ(0, queue(q, 15, PERF_RECORD_SAMPLE, 5));
+	QUEUE({ 5, SAMPLE, 3 }, { 10, SAMPLE, 4 }, { 15, SAMPLE, 5 });
 	EXPECT_EQ(1, ordered__out_of_order(q));
 	ASSERT_EQ(0, ordered__round(q));
 	EXPECT_TAGS(1, 3, 4, 5, 2);

@@ -156,6 +156,8 @@ __attribute__((unused)) static int fake_proc__write(const struct fake_proc *fp,
 		__u32 cpu = i % 2;
 		bool kernel = i % 4 >= 2;
 		struct tev *s = malloc(sizeof(*s)), *d = malloc(sizeof(*d));
+		unsigned int n = 0;
+		__u64 chain[8];
 
 		if (!s || !d) {
 			free(s);
@@ -163,15 +165,12 @@ __attribute__((unused)) static int fake_proc__write(const struct fake_proc *fp,
 			err = -ENOMEM;
 			break;
 		}
+		if (kernel) {
+			chain[n++] = PERF_CONTEXT_KERNEL;
+			chain[n++] = k[0];
+			chain[n++] = k[1];
+		}
 		if (deferred) {
-			__u64 chain[8];
-			unsigned int n = 0;
-
-			if (kernel) {
-				chain[n++] = PERF_CONTEXT_KERNEL;
-				chain[n++] = k[0];
-				chain[n++] = k[1];
-			}
 			chain[n++] = T_USER_DEFERRED;
 			chain[n++] = cookie;
 			t_sample(s, fp->pid, fp->pid, time, cpu ? FAKE_ID1 : FAKE_ID0, cpu,
@@ -180,14 +179,6 @@ __attribute__((unused)) static int fake_proc__write(const struct fake_proc *fp,
 			t_deferred(d, fp->pid, fp->pid, time + 50, cpu ? FAKE_ID0 : FAKE_ID1,
 				   !cpu, cookie, fp->ips, 3);
 		} else {
-			__u64 chain[8];
-			unsigned int n = 0;
-
-			if (kernel) {
-				chain[n++] = PERF_CONTEXT_KERNEL;
-				chain[n++] = k[0];
-				chain[n++] = k[1];
-			}
 			chain[n++] = PERF_CONTEXT_USER;
 			for (int j = 0; j < 3; j++)
 				chain[n++] = fp->ips[j];

@@ -862,59 +862,78 @@ static const struct hsec good_v3 = { .ver = 3, .flags = 5, .fixed_ra = -8, .abi 
 
 static u8 hb[1 << 16];
 
+/* hb: section hs over the base FDEs of its version (*n of them, in fd); its length */
+static size_t build_base(struct __test_metadata *_metadata, const struct hsec *hs,
+			 struct hfde *fd, int *n)
+{
+	size_t len;
+
+	*n = base_fdes(fd, hs->ver);
+	len = build(hb, sizeof(hb), hs, fd, *n);
+	ASSERT_GT(len, 0U);
+	return len;
+}
+
 /* ---- the tests ---- */
+
+/*
+ * The program that binutils built in dir/name, of SFrame version ver:
+ * every byte of every FDE against objdump (into *st, no mismatch), then,
+ * after the caller's own checks of *st, the IPs no FDE covers and the
+ * read budget.
+ */
+static void real_begin(struct __test_metadata *_metadata, struct obj *o, struct cmp_stats *st,
+		       const char *dir, const char *name, int ver)
+{
+	ASSERT_EQ(0, load_obj(o, dir, name));
+	ASSERT_NE(0UL, o->im.sframe) TH_LOG("no PT_GNU_SFRAME");
+	ASSERT_EQ(ver, o->d.ver);
+	ASSERT_GE(o->d.nfdes, 6);
+	compare_obj(_metadata, o, st);
+	TH_LOG("v%d: %d FDEs (%ld PC-mask), %ld IPs, %ld rows, %ld mismatches",
+	       ver, o->d.nfdes, st->mask_fdes, st->ips, st->rows, st->mismatches);
+	EXPECT_EQ(0, st->mismatches);
+}
+
+static void real_end(struct __test_metadata *_metadata, struct obj *o)
+{
+	long n;
+
+	check_uncovered(_metadata, o, &n);
+	TH_LOG("v%d: %ld uncovered IPs gave -ENOENT", o->d.ver, n);
+	EXPECT_GT(n, 10);
+	check_budget(_metadata, o);
+	uw_image_free(&o->im);
+}
 
 TEST(v1_host_binutils)
 {
 	struct cmp_stats st;
 	struct obj o;
-	long n;
 
 	ASSERT_TRUE(host_built) TH_LOG("host gcc -Wa,--gsframe failed, see %s/gcc1.err", tmpdir);
-	ASSERT_EQ(0, load_obj(&o, tmpdir, "p1"));
-	ASSERT_NE(0UL, o.im.sframe) TH_LOG("no PT_GNU_SFRAME");
-	ASSERT_EQ(1, o.d.ver);
-	ASSERT_GE(o.d.nfdes, 6);
-	compare_obj(_metadata, &o, &st);
-	TH_LOG("v1: %d FDEs (%ld PC-mask, refused), %ld IPs, %ld rows, %ld mismatches",
-	       o.d.nfdes, st.mask_fdes, st.ips, st.rows, st.mismatches);
-	EXPECT_EQ(0, st.mismatches);
+	real_begin(_metadata, &o, &st, tmpdir, "p1", 1);
 	EXPECT_EQ(o.d.nfdes - st.mask_fdes, st.fdes_ok);
 	EXPECT_GT(st.rows, 300);
 	/* the PLT's FDE, in version 1, is refused at every byte */
 	EXPECT_GE(st.mask_fdes, 1);
 	EXPECT_GT(st.refused_mask, 0);
-	check_uncovered(_metadata, &o, &n);
-	TH_LOG("v1: %ld uncovered IPs gave -ENOENT", n);
-	EXPECT_GT(n, 10);
-	check_budget(_metadata, &o);
-	uw_image_free(&o.im);
+	real_end(_metadata, &o);
 }
 
 TEST(v2_chroot_binutils)
 {
 	struct cmp_stats st;
 	struct obj o;
-	long n;
 
 	if (!croot_built)
 		SKIP(return, "%s", croot_why);
-	ASSERT_EQ(0, load_obj(&o, croot_dir, "p2"));
-	ASSERT_NE(0UL, o.im.sframe) TH_LOG("no PT_GNU_SFRAME");
-	ASSERT_EQ(2, o.d.ver);
-	ASSERT_GE(o.d.nfdes, 6);
-	compare_obj(_metadata, &o, &st);
-	TH_LOG("v2: %d FDEs (%ld PC-mask: the PLT's), %ld IPs, %ld rows, %ld mismatches",
-	       o.d.nfdes, st.mask_fdes, st.ips, st.rows, st.mismatches);
-	EXPECT_EQ(0, st.mismatches);
+	real_begin(_metadata, &o, &st, croot_dir, "p2", 2);
 	EXPECT_EQ(o.d.nfdes, st.fdes_ok);
 	EXPECT_EQ(st.ips, st.rows);
+	/* the PLT's FDE, which version 2 reads */
 	EXPECT_GE(st.mask_fdes, 1);
-	check_uncovered(_metadata, &o, &n);
-	TH_LOG("v2: %ld uncovered IPs gave -ENOENT", n);
-	EXPECT_GT(n, 10);
-	check_budget(_metadata, &o);
-	uw_image_free(&o.im);
+	real_end(_metadata, &o);
 }
 
 TEST(offsets_of_every_size_in_real_code)
@@ -966,17 +985,25 @@ TEST(corruption_v3_built)
 {
 	struct corrupt_stats cs;
 	struct hfde fd[8];
-	size_t len;
 	int n;
+	size_t len = build_base(_metadata, &good_v3, fd, &n);
 
-	n = base_fdes(fd, 3);
-	len = build(hb, sizeof(hb), &good_v3, fd, n);
-	ASSERT_GT(len, 0U);
 	corrupt(_metadata, hb, len, SEC_ADDR, A_PC - 16, U_PC + 0x10, 2000, &cs);
 	TH_LOG("v3 corruption: %ld lookups: %ld rows, %ld -EINVAL, %ld -ENOENT", cs.calls, cs.ok,
 	       cs.einval, cs.enoent);
 	EXPECT_GT(cs.einval, 0);
 	EXPECT_GT(cs.ok, 0);
+}
+
+/* a table of hs and fd[n], built into hb: every row that wants and wants_v2 say */
+static void check_built(struct __test_metadata *_metadata, const struct hsec *hs,
+			const struct hfde *fd, int n)
+{
+	size_t len = build(hb, sizeof(hb), hs, fd, n);
+
+	ASSERT_GT(len, 0U);
+	check_wants(_metadata, hb, len, wants, ARRAY_SIZE(wants), false);
+	check_wants(_metadata, hb, len, wants_v2, ARRAY_SIZE(wants_v2), false);
 }
 
 TEST(v3_built)
@@ -986,16 +1013,10 @@ TEST(v3_built)
 	int n;
 
 	n = base_fdes(fd, 3);
-	len = build(hb, sizeof(hb), &good_v3, fd, n);
-	ASSERT_GT(len, 0U);
-	check_wants(_metadata, hb, len, wants, ARRAY_SIZE(wants), false);
-	check_wants(_metadata, hb, len, wants_v2, ARRAY_SIZE(wants_v2), false);
-
+	check_built(_metadata, &good_v3, fd, n);
 	/* section-relative starts are version 3's too */
-	len = build(hb, sizeof(hb), &(struct hsec){ .ver = 3, .flags = 1, .fixed_ra = -8,
-						    .abi = 3 }, fd, n);
-	check_wants(_metadata, hb, len, wants, ARRAY_SIZE(wants), false);
-	check_wants(_metadata, hb, len, wants_v2, ARRAY_SIZE(wants_v2), false);
+	check_built(_metadata, &(struct hsec){ .ver = 3, .flags = 1, .fixed_ra = -8, .abi = 3 },
+		    fd, n);
 
 	/* a signal frame's FDE */
 	fd[3].signal = true;
@@ -1007,30 +1028,20 @@ TEST(v3_built)
 TEST(v2_built)
 {
 	struct hfde fd[8];
-	size_t len;
 	int n;
 
 	n = base_fdes(fd, 2);
-	len = build(hb, sizeof(hb), &good_v2, fd, n);
-	ASSERT_GT(len, 0U);
-	check_wants(_metadata, hb, len, wants, ARRAY_SIZE(wants), false);
-	check_wants(_metadata, hb, len, wants_v2, ARRAY_SIZE(wants_v2), false);
-	len = build(hb, sizeof(hb), &good_v2r, fd, n);
-	ASSERT_GT(len, 0U);
-	check_wants(_metadata, hb, len, wants, ARRAY_SIZE(wants), false);
-	check_wants(_metadata, hb, len, wants_v2, ARRAY_SIZE(wants_v2), false);
+	check_built(_metadata, &good_v2, fd, n);
+	check_built(_metadata, &good_v2r, fd, n);
 }
 
 TEST(v1_built)
 {
 	struct pd_uw_row row;
 	struct hfde fd[8];
-	size_t len;
 	int n;
+	size_t len = build_base(_metadata, &good_v1, fd, &n);
 
-	n = base_fdes(fd, 1);
-	len = build(hb, sizeof(hb), &good_v1, fd, n);
-	ASSERT_GT(len, 0U);
 	check_wants(_metadata, hb, len, wants, ARRAY_SIZE(wants), false);
 
 	/* no repeat size in version 1: a PC-mask FDE is refused */
@@ -1157,9 +1168,7 @@ TEST(bad_section_bounds)
 	size_t len, cut;
 	int n, ret;
 
-	n = base_fdes(fd, 2);
-	len = build(hb, sizeof(hb), &good_v2, fd, n);
-	ASSERT_GT(len, 0U);
+	len = build_base(_metadata, &good_v2, fd, &n);
 	ASSERT_EQ(0, hrow(hb, len, U_PC + 3, &row));
 	/* any shorter section: refused, never read past its end */
 	for (cut = 0; cut < len; cut++) {

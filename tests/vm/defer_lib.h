@@ -4,7 +4,9 @@
  * module load/unload, perf_event_open and its ring, /dev/perf_defer
  * sessions and their rings, record parsing, stitching deferred samples to
  * their CALLCHAIN_DEFERRED records, workload children, ELF symbols and
- * call-path sets for comparing chains.
+ * call-path sets for comparing chains.  defer_lib.c holds the module and
+ * the workload children, dl_rings.c the parsed data, perf events and
+ * sessions, dl_chains.c the chains, stitching, symbols and call paths.
  *
  * Nothing here uses kselftest_harness.h; diagnostics go to stderr as
  * "# " lines so that they sit in the TAP output as comments.
@@ -37,6 +39,8 @@ int dl_module_load(const char *params);		/* 0 or -errno */
 int dl_module_unload(void);			/* 0 or -errno, O_NONBLOCK */
 /* unload, retrying -EBUSY/-EAGAIN for up to ms; 0 or the last -errno */
 int dl_module_unload_wait(int ms);
+/* the same, calling between(arg) before each try */
+int dl_module_unload_while(int ms, void (*between)(void *), void *arg);
 bool dl_module_loaded(void);
 int dl_get_stats(int devfd, struct perf_defer_stats *st);	/* 0 or -errno */
 /* b - a, field by field, into d */
@@ -151,6 +155,17 @@ int dl_perf_drain(struct dl_perf *p, struct dl_data *d);	/* records read */
 void dl_perf_close(struct dl_perf *p);
 void dl_perf_init(struct dl_perf *p);	/* closed, safe to dl_perf_close */
 bool dl_perf_has_id(const struct dl_perf *p, uint64_t id);
+
+/*
+ * Keep perf's task-event jump label (perf_sched_events, patched into
+ * __schedule) switched on for as long as we run, with one dummy per-task
+ * event: every task event counts, enabled or not.  Debian's 6.12 under
+ * QEMU TCG sometimes dies with "Oops: int3" in __schedule when that label
+ * flips while other CPUs schedule, module or no module (perf record -p in
+ * a loop does it too); the tests open and close task events hundreds of
+ * times.  Harmless elsewhere.  Returns the fd, or -1.
+ */
+int dl_hold_perf_sched_events(void);
 
 /* ---- sessions ------------------------------------------------------- */
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Test-body helpers shared by the kselftest_harness.h programs that use
- * defer_lib (defer_test, dump_test), for fixtures with a 'bool loaded'
- * and a 'struct dl_syms *syms'.  Include after kselftest_harness.h.
+ * defer_lib (defer_test, walk_test, sess_test, dump_test, safety_test),
+ * for fixtures that begin with DL_RUN_FIELDS (LOAD_MODULE: with a 'bool
+ * loaded').  Include after kselftest_harness.h.
  */
 #ifndef DL_HARNESS_H
 #define DL_HARNESS_H
@@ -14,8 +15,12 @@
 
 #include "defer_lib.h"
 
-/* In the test body: SKIP in a fixture setup would not stop the test. */
-#define LOAD_MODULE()							\
+/*
+ * Load the module with its parameters (a string) or with none; its SKIPs
+ * return.  In the test body: a SKIP in a fixture setup would not stop the
+ * test.
+ */
+#define LOAD_MODULE_WITH(params)					\
 	do {								\
 		int __ret;						\
 		if (geteuid() != 0)					\
@@ -24,10 +29,11 @@
 			SKIP(return, "no module at %s", dl_ko_path());	\
 		if (dl_module_loaded())					\
 			ASSERT_EQ(0, dl_module_unload_wait(5000));	\
-		__ret = dl_module_load("");				\
+		__ret = dl_module_load(params);				\
 		ASSERT_EQ(0, __ret) TH_LOG("load: %s", strerror(-__ret)); \
 		self->loaded = true;					\
 	} while (0)
+#define LOAD_MODULE()	LOAD_MODULE_WITH("")
 
 /* the symbols of workload bin, next to the test program, into *y */
 static inline void dl_test_syms(struct __test_metadata *_metadata, struct dl_syms **y,
@@ -44,9 +50,19 @@ static inline void dl_test_syms(struct __test_metadata *_metadata, struct dl_sym
 #define load_syms(_metadata, self, bin)	dl_test_syms(_metadata, &(self)->syms, bin)
 
 /*
- * A run's children, events, sessions and parsed data, in fixtures with
- * arrays c[], p[], s[] and a struct dl_data d: all closed, or all ended.
+ * What a fixture of one of these programs holds first: whether the test
+ * loaded the module, a run's children, events, sessions and parsed data,
+ * and the workload's symbols (load_syms).
  */
+#define DL_RUN_FIELDS(nchild, nperf, nsess)				\
+	bool loaded;							\
+	struct dl_child c[nchild];					\
+	struct dl_perf p[nperf];					\
+	struct dl_session s[nsess];					\
+	struct dl_data d;						\
+	struct dl_syms *syms
+
+/* A run's children, events, sessions and parsed data: all closed, or all ended. */
 #define DL_RUN_INIT(self)						\
 	do {								\
 		size_t __i;						\

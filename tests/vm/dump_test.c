@@ -39,12 +39,7 @@
 #define R_IP		8
 
 FIXTURE(dump) {
-	bool loaded;
-	struct dl_child c[MAX_CHILD];
-	struct dl_perf p[MAX_PERF];
-	struct dl_session s[MAX_SESS];
-	struct dl_data d;
-	struct dl_syms *syms;
+	DL_RUN_FIELDS(MAX_CHILD, MAX_PERF, MAX_SESS);
 	pid_t pid;			/* of the workload */
 	struct perf_defer_stats delta;	/* module counters over run() */
 	uint64_t lost;			/* counted in the rings' control pages */

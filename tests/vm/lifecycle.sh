@@ -11,23 +11,13 @@
 # until the unwind ran; retry for up to 2 s.  The VM harness fails the
 # run on any oops or WARN.  TAP.
 set -u
-# shellcheck source-path=SCRIPTDIR source=tap.sh
-. "$(dirname "$0")/tap.sh"
-
-cycles=${1:-100}
-ms=${2:-80}
-dir=$(cd "$(dirname "$0")" && pwd)
-ko=${PERF_DEFER_KO:-/lib/perf-defer/perf_defer.ko}
+# shellcheck source-path=SCRIPTDIR source=cycles.sh
+. "$(dirname "$0")/cycles.sh"
 
 tap_plan 8
-[ -d /sys/module/perf_defer ] && rmmod perf_defer
-# Keep perf's task-event jump label on throughout: flipping it 100 times
-# can oops Debian's 6.12 under QEMU TCG, module or not (see defer_test.c).
-"$dir/defer_test" --hold &
-hold=$!
-"$dir/wl_syscall" -t 0 -c 8192 -d 12 -n 2 &
-wl=$!
-sleep 0.2
+cycles_init 100 "$@"
+# shellcheck disable=SC2119 # the workload runs under no command
+cycles_workload
 kill -0 "$wl" 2>/dev/null
 ok $? "workload running (pid $wl)"
 
@@ -53,7 +43,7 @@ while [ "$i" -lt "$cycles" ]; do
 	set -- $out
 	[ "${6:-0}" -gt 0 ] 2>/dev/null && [ "${8:-0}" -gt 0 ] 2>/dev/null &&
 		with_records=$((with_records + 1))
-	[ "${12:-0}" -gt 0 ] 2>/dev/null && pending=$((pending + 1))
+	cycles_pending "$out" && pending=$((pending + 1))
 	[ "$i" = 1 ] || [ "$i" = "$cycles" ] && echo "# cycle $i: $out"
 	n=0
 	until rmmod perf_defer 2>/dev/null; do
@@ -87,10 +77,6 @@ ok $? "rmmod succeeded in every cycle ($unload_fail failed)"
 # comes (then EBUSY, and retried: $busy); the close itself must happen.
 [ "$pending" -gt 0 ]
 ok $? "closed with a request pending in $pending of $cycles cycles (rmmod busy in $busy)"
-kill -0 "$wl" 2>/dev/null
-ok $? "the workload survived"
-kill -9 "$wl" "$hold" 2>/dev/null
-wait "$wl" "$hold" 2>/dev/null
-[ ! -d /sys/module/perf_defer ]
-ok $? "module not loaded at the end"
+cycles_finish
+cycles_unloaded
 tap_done

@@ -178,28 +178,42 @@ static void stats(int dev, struct perf_defer_stats *st)
 	ioctl(dev, PERF_DEFER_IOC_GET_STATS, st);
 }
 
+/*
+ * Write cmd to the test module's trigger, wait us microseconds, and read
+ * its answer into out (size bytes, NUL-ended).
+ */
+static void trigger(struct __test_metadata *_metadata, const char *cmd, unsigned int us,
+		    char *out, size_t size)
+{
+	int fd, n = strlen(cmd);
+
+	fd = open(TRIGGER, O_RDWR);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(n, write(fd, cmd, n)) TH_LOG("trigger: %s", strerror(errno));
+	if (us)
+		usleep(us);
+	lseek(fd, 0, SEEK_SET);
+	n = read(fd, out, size - 1);
+	close(fd);
+	ASSERT_LT(0, n);
+	out[n] = 0;
+}
+
 TEST_F(nmi, one_cookie_and_record_per_entry)
 {
 	struct perf_defer_stats before, after;
 	uint64_t cookies[ROUNDS];
 	char cmd[32], out[4096];
-	int round, i, fd, n;
+	int round, i, n;
 
 	stats(self->dev, &before);
 	for (round = 0; round < ROUNDS; round++) {
 		unsigned int nmis = 0, deferred = 0, off = 0;
 		uint64_t c;
 
-		fd = open(TRIGGER, O_RDWR);
-		ASSERT_LE(0, fd);
-		n = snprintf(cmd, sizeof(cmd), "%d %d", self->ev, NMIS);
+		snprintf(cmd, sizeof(cmd), "%d %d", self->ev, NMIS);
 		/* one kernel entry: every NMI in it shares the request */
-		ASSERT_EQ(n, write(fd, cmd, n)) TH_LOG("trigger: %s", strerror(errno));
-		lseek(fd, 0, SEEK_SET);
-		n = read(fd, out, sizeof(out) - 1);
-		close(fd);
-		ASSERT_LT(0, n);
-		out[n] = 0;
+		trigger(_metadata, cmd, 0, out, sizeof(out));
 		ASSERT_EQ(2, sscanf(out, "nmis %u deferred %u missed %*u cookies%n", &nmis,
 				    &deferred, &n))
 			TH_LOG("%s", out);
@@ -311,18 +325,10 @@ TEST_F(nmi, from_user_mode_unwinds_at_once)
 		unsigned int deferred = 0, missed = 0, nmis = 0, off, i, j;
 		uint64_t cookies[64], ips[64];
 		char cmd[64], out[8192], *p;
-		int fd, n;
+		int n;
 
-		fd = open(TRIGGER, O_RDWR);
-		ASSERT_LE(0, fd);
-		n = snprintf(cmd, sizeof(cmd), "%d %d 1 %d", ev, NMIS, child);
-		ASSERT_EQ(n, write(fd, cmd, n)) TH_LOG("trigger: %s", strerror(errno));
-		usleep(50000);
-		lseek(fd, 0, SEEK_SET);
-		n = read(fd, out, sizeof(out) - 1);
-		close(fd);
-		ASSERT_LT(0, n);
-		out[n] = 0;
+		snprintf(cmd, sizeof(cmd), "%d %d 1 %d", ev, NMIS, child);
+		trigger(_metadata, cmd, 50000, out, sizeof(out));
 		ASSERT_EQ(3, sscanf(out, "nmis %u deferred %u missed %u cookies%n", &nmis,
 				    &deferred, &missed, &n)) TH_LOG("%s", out);
 		if (deferred > 64)

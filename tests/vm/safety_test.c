@@ -47,12 +47,7 @@
 #define SUID_TARGET	"/tmp/pd_suid_target"
 
 FIXTURE(safe) {
-	bool loaded;
-	struct dl_child c[MAX_CHILD];
-	struct dl_perf p[MAX_PERF];
-	struct dl_session s[MAX_SESS];
-	struct dl_data d;
-	struct dl_syms *syms;
+	DL_RUN_FIELDS(MAX_CHILD, MAX_PERF, MAX_SESS);
 };
 
 FIXTURE_SETUP(safe)
@@ -510,12 +505,7 @@ TEST_F_TIMEOUT(safe, user_session_limits, 60)
 {
 	int fd[40], n, m, k, err, i;
 
-	if (geteuid() != 0)
-		SKIP(return, "needs root");
-	if (dl_module_loaded())
-		ASSERT_EQ(0, dl_module_unload_wait(5000));
-	ASSERT_EQ(0, dl_module_load("dev_mode=0666"));
-	self->loaded = true;
+	LOAD_MODULE_WITH("dev_mode=0666");
 
 	n = open_sessions(65534, fd, 16, &err);
 	TH_LOG("nobody opened %d sessions (%s)", n, err ? strerror(err) : "no error");
@@ -645,12 +635,7 @@ TEST_F_TIMEOUT(safe, ring_memory_limits, 60)
 	char val[32];
 	struct mem_try t;
 
-	if (geteuid() != 0)
-		SKIP(return, "needs root");
-	if (dl_module_loaded())
-		ASSERT_EQ(0, dl_module_unload_wait(5000));
-	ASSERT_EQ(0, dl_module_load("dev_mode=0666 mlock_kb=0"));
-	self->loaded = true;
+	LOAD_MODULE_WITH("dev_mode=0666 mlock_kb=0");
 
 	/* no per-user share: room under RLIMIT_MEMLOCK for one session */
 	memset(&t, 0, sizeof(t));

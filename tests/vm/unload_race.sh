@@ -16,17 +16,12 @@
 # the preempted task; otherwise it resumes in freed text, and the VM
 # harness sees the oops.  TAP.
 set -u
-# shellcheck source-path=SCRIPTDIR source=tap.sh
-. "$(dirname "$0")/tap.sh"
-
-cycles=${1:-5}
-ms=${2:-80}
-dir=$(cd "$(dirname "$0")" && pwd)
-ko=${PERF_DEFER_KO:-/lib/perf-defer/perf_defer.ko}
-tko=$(dirname "$ko")/pd_test_preempt.ko
+# shellcheck source-path=SCRIPTDIR source=cycles.sh
+. "$(dirname "$0")/cycles.sh"
 
 tap_plan 6
-[ -d /sys/module/perf_defer ] && rmmod perf_defer
+cycles_init 5 "$@"
+tko=$(dirname "$ko")/pd_test_preempt.ko
 model=$(cat /sys/kernel/debug/sched/preempt 2>/dev/null)
 case $(uname -v) in
 *PREEMPT_RT*) model="PREEMPT_RT" ;;
@@ -41,11 +36,7 @@ echo -1 >/proc/sys/kernel/sched_rt_runtime_us
 insmod "$tko"
 ok $? "pd_test_preempt.ko loaded"
 
-"$dir/defer_test" --hold &
-hold=$!
-taskset -c 1 "$dir/wl_syscall" -t 0 -c 8192 -d 12 -n 2 &
-wl=$!
-sleep 0.2
+cycles_workload taskset -c 1
 
 start=$(date +%s)
 fail=0 tries=0 pending=0
@@ -54,10 +45,7 @@ while [ "$i" -lt "$cycles" ]; do
 	i=$((i + 1))
 	insmod "$ko" || { fail=$((fail + 1)); continue; }
 	out=$(taskset -c 0 "$dir/defer_test" --sample "$wl" "$ms" 2>&1) || fail=$((fail + 1))
-	# "samples N deferred N records N matched N nerr N pending N"
-	# shellcheck disable=SC2086 # into words
-	set -- $out
-	[ "${12:-0}" -gt 0 ] 2>/dev/null && pending=$((pending + 1))
+	cycles_pending "$out" && pending=$((pending + 1))
 	n=0
 	until taskset -c 0 rmmod perf_defer 2>/dev/null; do
 		n=$((n + 1))
@@ -69,10 +57,7 @@ echo "# $cycles cycles in $(($(date +%s) - start)) s, closed with a request pend
 	"$pending, $tries rmmod retries"
 [ "$fail" = 0 ]
 ok $? "load, sample, close and rmmod in every cycle ($fail failed)"
-kill -0 "$wl" 2>/dev/null
-ok $? "the workload survived"
-kill -9 "$wl" "$hold" 2>/dev/null
-wait "$wl" "$hold" 2>/dev/null
+cycles_finish
 rmmod pd_test_preempt
 echo "$rt_runtime" >/proc/sys/kernel/sched_rt_runtime_us
 stalls=$(dmesg | grep -c 'pd_test_preempt: stalling')
@@ -82,6 +67,5 @@ if [ "$stalls" -gt 0 ]; then
 else
 	ok 0 "# SKIP no task put the last reference: the race was not provoked"
 fi
-[ ! -d /sys/module/perf_defer ]
-ok $? "module not loaded at the end"
+cycles_unloaded
 tap_done
