@@ -15,6 +15,10 @@
  * MODE stdio:	main -> print_once -> fprintf, unbuffered to /dev/null:
  *		every call ends in write() from deep inside libc's stdio,
  *		so kernel entries unwind through it.
+ * MODE vdso:	main -> clock_once -> clock_gettime (libc.so.6, then the vDSO's
+ *		__vdso_clock_gettime, which falls back to the system call
+ *		where the clocksource has no vDSO mode, as under TCG) in a
+ *		loop: samples in the vDSO, the kernel entries below it.
  * MODE dlswap: main -> swap_once -> pd_spin (libpd_swap0.so, then
  *		libpd_swap1.so, then 0 again..., each dlopen()ed next to
  *		this program and dlclose()d after) -> cmp_slow: the two
@@ -88,6 +92,17 @@ NOINLINE void print_once(unsigned int seed)
 	fprintf(devnull, "%u %s %08x %5.2f\n", seed, "sample", seed * 7, seed / 3.0);
 }
 
+NOINLINE void clock_once(unsigned int seed)
+{
+	struct timespec ts;
+	int i;
+
+	for (i = 0; i < 16; i++) {
+		clock_gettime(i & 1 ? CLOCK_REALTIME : CLOCK_MONOTONIC, &ts);
+		sink += ts.tv_nsec ^ seed;
+	}
+}
+
 static char swap_path[2][4096];
 
 NOINLINE void swap_once(unsigned int *v, unsigned int seed)
@@ -126,6 +141,11 @@ static void work_swap(unsigned int *v, unsigned int seed)
 	swap_once(v, seed);
 }
 
+static void work_clock(unsigned int *v __attribute__((unused)), unsigned int seed)
+{
+	clock_once(seed);
+}
+
 static void work_print(unsigned int *v __attribute__((unused)), unsigned int seed)
 {
 	print_once(seed);
@@ -152,13 +172,14 @@ int main(int argc, char **argv)
 
 	if (argc < 2 || (strcmp(argv[1], "main") && strcmp(argv[1], "thread") &&
 			 strcmp(argv[1], "bsearch") && strcmp(argv[1], "stdio") &&
-			 strcmp(argv[1], "dlswap"))) {
-		fprintf(stderr, "usage: wl_dyn main|thread|bsearch|stdio|dlswap [MS]\n");
+			 strcmp(argv[1], "dlswap") && strcmp(argv[1], "vdso"))) {
+		fprintf(stderr, "usage: wl_dyn main|thread|bsearch|stdio|vdso|dlswap [MS]\n");
 		return 2;
 	}
 	work = !strcmp(argv[1], "bsearch") ? work_search :
 	       !strcmp(argv[1], "stdio") ? work_print :
-	       !strcmp(argv[1], "dlswap") ? work_swap : work_sort;
+	       !strcmp(argv[1], "dlswap") ? work_swap :
+	       !strcmp(argv[1], "vdso") ? work_clock : work_sort;
 	for (int i = 0; i < 2; i++)
 		snprintf(swap_path[i], sizeof(swap_path[i]), "%s/libpd_swap%d.so",
 			 dirname(strdup(argv[0])), i);
