@@ -5,6 +5,9 @@
 Input (--runs): one line per run, as tests/vm/bench.sh prints them with the
 guest's series in front:
   SERIES WL CFG RATE REP ELAPSED_NS BYTES SAMPLES RECORDS LOST_SAMPLES LOST_RECORDS UNWINDS
+and for the user unwind methods (module-fp, module-sframe, module-eh_frame)
+the module's counters over the run after them:
+  FRAMES_FP FRAMES_SFRAME FRAMES_EH_FRAME TABLE_OBJECTS TABLE_CACHE_HITS TABLE_STOPPED
 Every ratio is taken between runs of the same guest, repetition, rate and
 workload (side by side in one run), then summarised as median [min-max].
 """
@@ -30,6 +33,13 @@ COL_NAME = {("6.12", "fp"): "fp", ("6.12", "dwarf"): "dwarf",
             ("6.12", "module-dwarf"): "module dwarf,defer (stitched)",
             ("6.12", "module-dwarf-keep"): "module dwarf,defer (deferred form)",
             ("7.2", "fp"): "fp on 7.2", ("7.2", "native"): "native 7.2"}
+# the user unwind methods, each alone (bench.sh unwind): cfg, method,
+# the counter of the frames it found (a field of the runs)
+UW_METHODS = [("module-fp", "fp", "ffp"), ("module-sframe", "sframe", "fsf"),
+              ("module-eh_frame", "eh_frame", "feh")]
+UW_EXTRA = ("ffp", "fsf", "feh", "objs", "hits", "stopped")
+UW_SERIES = "6.12-unwind"	# scripts/bench's name of the unwind guest's runs
+UW_HEADING = "## User stacks by method: frame pointers, SFrame, .eh_frame"
 
 
 def num(x):
@@ -40,12 +50,14 @@ def load(path):
     runs = {}
     for line in open(path):
         f = line.split()
-        if len(f) != 12:
+        if len(f) not in (12, 12 + len(UW_EXTRA)):
             continue
         s, wl, cfg, rate, rep = f[:5]
-        runs[(s, wl, cfg, int(rate), int(rep))] = dict(
-            el=float(f[5]), bytes=num(f[6]), samples=num(f[7]), recs=num(f[8]),
-            lost=num(f[9]), lrec=num(f[10]), unw=num(f[11]))
+        r = dict(el=float(f[5]), bytes=num(f[6]), samples=num(f[7]), recs=num(f[8]),
+                 lost=num(f[9]), lrec=num(f[10]), unw=num(f[11]))
+        for name, v in zip(UW_EXTRA, f[12:]):
+            r[name] = num(v)
+        runs[(s, wl, cfg, int(rate), int(rep))] = r
     return runs
 
 
@@ -199,6 +211,162 @@ def goals(b):
     return res
 
 
+def uw_cost(b, wl, cfg, field, rate, base, per):
+    """(elapsed - base's elapsed) / the run's @per (unwinds or frames),
+    in ns of emulated time, per repetition"""
+    def fn(r, rep):
+        o = b.runs.get((UW_SERIES, wl, base, rate, rep))
+        n = r["unw"] if per == "unw" else r[field]
+        if not o or not n:
+            return None
+        return (r["el"] - o["el"]) / n
+    return summary(b.per_rep(UW_SERIES, wl, cfg, rate, fn))
+
+
+def uw_sum(b, wl, cfg, rate, field):
+    return b.total(UW_SERIES, wl, cfg, rate, field)
+
+
+def uw_section(b, command, load=None):
+    """The user unwind methods side by side: costs, frames, cache, bytes.
+    @load: the host's load average at the start and the end of the run."""
+    wls = [wl for wl in WLS if any(k[0] == UW_SERIES and k[1] == wl and k[2] == UW_METHODS[0][0]
+                                   for k in b.runs)]
+    if not wls:
+        return []
+    out = [UW_HEADING, "",
+           f"Written on {datetime.date.today().isoformat()} by {command}; do not edit."
+           if command else "From the same run as the tables above.", "",
+           "The module walks the user stack in its task_work by one method at a time,",
+           "`perf-defer record --keep-deferred --user-unwind M` (deferred form, as",
+           "fp,defer writes it) for M = `fp`, `sframe` and `eh_frame`, each alone, on",
+           "one binary that has all three kinds of unwind information:",
+           "`wl_bench_uw`, the workloads of `tests/vm/wl_bench.c` built `-O2` with",
+           "frame pointers, `.eh_frame` and `-Wa,--gsframe` (SFrame version 1, static).",
+           "Same guest (Debian 6.12 under TCG, 2 vCPUs), configurations alternating,",
+           f"median [min–max] over {b.reps} repetition(s). Unwinds and frames are the",
+           "module's counters over each run (`perf-defer status`: `unwinds`,",
+           "`frames-fp`, `frames-sframe`, `frames-eh-frame`; frames are the callers",
+           "each walk found, the first IP not counted); a run whose frames did not",
+           "all come from its method, or that found none in 10 unwinds or more,",
+           "fails the benchmark. The costs are extra",
+           "elapsed time of the workload (emulated, noisy: they can come out",
+           "negative) over the unprofiled run or over the fp run of the same",
+           "repetition, divided by that run's unwinds or frames"
+           + (f" (the host's load average over 1, 5 and 15 minutes, 2 CPUs: {load[0]} at"
+              f" the start, {load[1]} at the end; other VMs share them)" if load else "")
+           + ". The layout cache's",
+           "hit rate is `table-cache-hits` / (`table-cache-hits` + `table-objects`):",
+           "objects found in the cache over all object lookups; the frame-pointer",
+           "walk looks nothing up. Stopped: walks ended by bad or missing data",
+           "(`table-stopped`), over all unwinds. Not on (d) threads, whose kernel",
+           "entries are mostly thread creation and futex waits inside the static",
+           "libc, which has neither frame pointers nor SFrame. The chains are the",
+           "same where the kernel entry is in the workload's own code; where it is",
+           "in that libc (the mmap() and munmap() of (c)), SFrame finds no frame,",
+           "the frame-pointer walk skips the caller, and only .eh_frame walks on;",
+           "at the outer end, the tables go on into libc's start code. Frames per",
+           "unwind differ by that much.", "",
+           "Bytes per sample: the chains differ only by the frames each method",
+           "finds, so the goal below allows fp's figure plus 8 bytes per extra",
+           "frame per kernel entry. A slower walk also lowers bytes per sample by",
+           "itself: samples taken while the task_work walks are in the kernel, in",
+           "the same kernel entry, and share its one deferred record (unwinds per",
+           "sample falls); compare unwinds/sample before reading the bytes. Where",
+           "unwinds are rare ((b): one per hundred samples or fewer), the chains",
+           "weigh nothing and bytes per sample follow the samples' own kernel",
+           "chains, which vary from run to run: the goal's figures give fp's own",
+           "min–max in brackets.", ""]
+
+    goals_ = []
+    for wl in wls:
+        for rate in b.rates:
+            fp_bs = b.per_sample(UW_SERIES, wl, "module-fp", rate, "bytes")
+            fp_b = med(fp_bs)
+            fp_u = uw_sum(b, wl, "module-fp", rate, "unw")
+            fp_f = uw_sum(b, wl, "module-fp", rate, "ffp")
+            if not fp_b or not fp_u:
+                continue
+            for cfg, m, field in UW_METHODS[1:]:
+                mb = med(b.per_sample(UW_SERIES, wl, cfg, rate, "bytes"))
+                mu = uw_sum(b, wl, cfg, rate, "unw")
+                mf = uw_sum(b, wl, cfg, rate, field)
+                ups = med(b.per_sample(UW_SERIES, wl, cfg, rate, "unw"))
+                if mb is None or not mu or ups is None:
+                    continue
+                # the chains' extra words, per sample, over fp's
+                extra = 8 * (mf / mu - fp_f / fp_u) * ups
+                want = fp_b + max(extra, 0)
+                goals_.append((
+                    f"{WL_NAME[wl]} at {rate} Hz: {m} bytes/sample ≤ fp's + its extra frames"
+                    " (+2%)", mb <= want * 1.02,
+                    f"{mb:.0f} B vs fp {fp_b:.0f} B [{fp_bs[1]:.0f}–{fp_bs[2]:.0f}]"
+                    f" ({mb / fp_b:.3f}×); frames/unwind"
+                    f" {mf / mu:.2f} vs {fp_f / fp_u:.2f}: {extra:+.1f} B/sample"))
+    out += ["| goal | met | figures |", "|---|---|---|"]
+    for text, ok, fig in goals_:
+        out.append(f"| {text} | {'yes' if ok else '**no**'} | {fig} |")
+    out.append("")
+
+    for wl in wls:
+        out += [f"### {WL_NAME[wl]}, by method", "",
+                "| rate | method | slowdown vs none | vs fp | over none: µs/unwind"
+                " | over none: ns/frame | over fp: µs/unwind | over fp: ns/frame"
+                " | frames/unwind | unwinds/sample | bytes/sample | bytes vs fp"
+                " | cache hit rate | stopped | lost records |",
+                "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        for rate in b.rates:
+            fp_b = med(b.per_sample(UW_SERIES, wl, "module-fp", rate, "bytes"))
+            for cfg, m, field in UW_METHODS:
+                if not any(k[:4] == (UW_SERIES, wl, cfg, rate) for k in b.runs):
+                    continue
+                unw = uw_sum(b, wl, cfg, rate, "unw")
+                frames = uw_sum(b, wl, cfg, rate, field)
+                hits = uw_sum(b, wl, cfg, rate, "hits") or 0
+                objs = uw_sum(b, wl, cfg, rate, "objs") or 0
+                stopped = uw_sum(b, wl, cfg, rate, "stopped") or 0
+                mb = med(b.per_sample(UW_SERIES, wl, cfg, rate, "bytes"))
+
+                def us(sm):
+                    return None if sm is None else tuple(v / 1000 for v in sm)
+                is_fp = cfg == "module-fp"
+                out.append("| " + " | ".join([
+                    f"{rate} Hz", m,
+                    fmt(b.ratio(UW_SERIES, wl, cfg, rate, "none")),
+                    "–" if is_fp else fmt(b.ratio(UW_SERIES, wl, cfg, rate, "module-fp")),
+                    fmt(us(uw_cost(b, wl, cfg, field, rate, "none", "unw"))),
+                    fmt(uw_cost(b, wl, cfg, field, rate, "none", "frames"), 0),
+                    "–" if is_fp else fmt(us(uw_cost(b, wl, cfg, field, rate, "module-fp",
+                                                     "unw"))),
+                    "–" if is_fp else fmt(uw_cost(b, wl, cfg, field, rate, "module-fp",
+                                                  "frames"), 0),
+                    f"{frames / unw:.2f}" if unw else "–",
+                    fmt(b.per_sample(UW_SERIES, wl, cfg, rate, "unw"), 3),
+                    fmt(b.per_sample(UW_SERIES, wl, cfg, rate, "bytes"), 0),
+                    f"{mb / fp_b:.3f}×" if mb and fp_b else "–",
+                    "–" if not hits + objs else
+                    f"{100 * hits / (hits + objs):.2f}% ({hits}/{hits + objs})",
+                    f"{stopped}/{unw or 0}",
+                    str(uw_sum(b, wl, cfg, rate, "lrec") or 0)]) + " |")
+        out.append("")
+    return out
+
+
+def splice(doc, section):
+    """@doc's text with its unwind-methods section replaced by @section
+    (or put before the recorder's section, the plot or the end)."""
+    lines = doc.rstrip("\n").split("\n")
+    if UW_HEADING in lines:
+        i = lines.index(UW_HEADING)
+        j = next((k for k in range(i + 1, len(lines)) if lines[k].startswith("## ")),
+                 len(lines))
+    else:
+        i = next((k for k, l in enumerate(lines)
+                  if l in ("## The recorder, on the host", "## Plot")), len(lines))
+        j = i
+    return "\n".join(lines[:i] + section + lines[j:]) + "\n"
+
+
 def plot(b, png, workdir):
     data = os.path.join(workdir, "plot.dat")
     wls = [wl for wl in WLS if any(k[1] == wl for k in b.runs)]
@@ -263,11 +431,30 @@ def main():
     ap.add_argument("--png")
     ap.add_argument("--command", default="`make bench`",
                     help="what made the runs, as the page should say it (markdown)")
+    ap.add_argument("--load", nargs=2, metavar=("START", "END"),
+                    help="the host's load average at the start and the end of the run")
+    ap.add_argument("--unwind-only", action="store_true",
+                    help="the runs are those of the unwind methods alone: write their"
+                    " section, and in --doc replace only that section")
     a = ap.parse_args()
 
     b = Bench(load(a.runs), a.reps)
     if not b.runs:
         sys.exit("bench-report: no runs in " + a.runs)
+    if a.unwind_only:
+        section = uw_section(b, a.command, a.load)
+        if not section:
+            sys.exit("bench-report: no unwind-method runs in " + a.runs)
+        text = "\n".join(section) + "\n"
+        with open(os.path.join(a.out, "bench.md"), "w") as f:
+            f.write(text)
+        if a.doc:
+            with open(a.doc) as f:
+                doc = f.read()
+            with open(a.doc, "w") as f:
+                f.write(splice(doc, section))
+        print(text)
+        return
     g = goals(b)
     lines = [
         "<!-- SPDX-License-Identifier: GPL-2.0-only -->",
@@ -292,6 +479,7 @@ def main():
         lines.append(f"| {text} | {'yes' if ok else '**no**'} | {fig} |")
     lines += ["", "## Per workload", ""]
     lines += tables(b)
+    lines += uw_section(b, None, a.load)
     if a.recorder and os.path.exists(a.recorder):
         lines += ["## The recorder, on the host", "", open(a.recorder).read().strip(), ""]
     if a.png:

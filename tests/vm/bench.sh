@@ -14,10 +14,22 @@
 #                  module-dwarf and module-dwarf-keep, the same with
 #                  --call-graph dwarf,defer (8 KiB dumps, as perf's dwarf);
 #   native kernel: none, fp, native (perf 7.3 --call-graph fp,defer).
+# bench.sh unwind ...: the module kernel again, the user unwind methods
+# side by side on wl_bench_uw (the same workloads with frame pointers,
+# .eh_frame and SFrame all in one binary): none, and perf-defer record
+# --keep-deferred --user-unwind M for M = fp, sframe, eh_frame, each
+# method alone (module-fp, module-sframe, module-eh_frame).  A run whose
+# frames did not all come from its method (perf-defer status' frames-*
+# counters), or that found none in 10 unwinds or more, fails.  Not on threads: its kernel
+# entries are mostly thread creation and futex waits, in the static
+# libc, which has .eh_frame only, so the methods would not walk the
+# same chains.
 # One line per run:
 #   BENCH WL CFG RATE REP ELAPSED_NS BYTES SAMPLES RECORDS LOST_SAMPLES LOST_RECORDS UNWINDS
 # (RECORDS: deferred callchain records; UNWINDS: the module's unwinds, or,
-# natively, one per record; - where it does not apply).
+# natively, one per record; - where it does not apply), and for the
+# unwind methods six more fields, the module's counters over the run:
+#   FRAMES_FP FRAMES_SFRAME FRAMES_EH_FRAME TABLE_OBJECTS TABLE_CACHE_HITS TABLE_STOPPED
 kind=$1 reps=$2 rates=$3 wls=$4
 target_ms=${TARGET_MS:-400}
 dwarf_wls=${DWARF_WLS:-syscall}
@@ -29,14 +41,29 @@ set -u
 unthrottle
 sysctl -qw kernel.perf_event_paranoid=-1
 
-if [ "$kind" = module ]; then
-	cfgs="none fp dwarf module module-keep"
+wl_bin=/tests/wl_bench
+case $kind in
+module)	cfgs="none fp dwarf module module-keep" ;;
+unwind)	cfgs="none module-fp module-sframe module-eh_frame" wl_bin=/tests/wl_bench_uw ;;
+*)	cfgs="none fp native" ;;
+esac
+if [ "$kind" != native ]; then
 	insmod "$PERF_DEFER_KO" || { echo "Bail out! cannot load the module"; exit 1; }
-else
-	cfgs="none fp native"
 fi
 
 elapsed() { sed -n 's/^elapsed_ns //p' "$1"; }
+
+# snap: the module's counters (perf-defer status' counters: and unwind:
+# lines) on one line; field NAME SNAP: NAME's value in SNAP (0: not there)
+snap() {
+	perf-defer status 2>/dev/null | sed -n -e 's/^counters://p' -e 's/^unwind://p' | tr '\n' ' '
+}
+field() {
+	v=$(echo " $2" | sed -n "s/.* $1 \([0-9][0-9]*\) .*/\1/p")
+	echo "${v:-0}"
+}
+# delta NAME: NAME's growth from $snap0 to $snap1
+delta() { echo $(($(field "$1" "$snap1") - $(field "$1" "$snap0"))); }
 
 # dumped TYPE COUNTS: the number of TYPE records in COUNTS, the output of
 # 'perf-defer dump --stats'
@@ -44,11 +71,19 @@ dumped() {
 	echo "$2" | sed -n "s/^ *$1 events: *\([0-9]*\).*/\1/p" | head -n 1
 }
 
+if [ "$kind" = unwind ]; then
+	case " $wls " in
+	*" threads "*)
+		echo "# threads: skipped: its kernel entries are in libc, which has no frame pointers or SFrame"
+		wls=$(echo " $wls " | sed 's/ threads / /') ;;
+	esac
+fi
+
 units=""
 for wl in $wls; do
 	u=20
 	while :; do
-		/tests/wl_bench "$wl" "$u" >/tmp/cal || exit 1
+		"$wl_bin" "$wl" "$u" >/tmp/cal || exit 1
 		ms=$(($(elapsed /tmp/cal) / 1000000))
 		[ "$ms" -ge $((target_ms / 4)) ] && break
 		u=$((u * 4))
@@ -56,29 +91,32 @@ for wl in $wls; do
 	u=$((u * target_ms / (ms + 1)))
 	[ "$u" -gt 0 ] || u=1
 	units="$units $wl=$u"
-	echo "# $wl: $u units for about ${target_ms} ms unprofiled"
+	echo "# $wl: $u units of ${wl_bin#/tests/} for about ${target_ms} ms unprofiled"
 done
 
 run() {	# run WL CFG RATE REP UNITS
 	wl=$1 cfg=$2 rate=$3 rep=$4 u=$5
 	rm -f "$out"
-	unw0=0
 	case $cfg in
-	none)	/tests/wl_bench "$wl" "$u" >/tmp/o 2>/tmp/e ;;
+	none)	"$wl_bin" "$wl" "$u" >/tmp/o 2>/tmp/e ;;
 	fp)	perf record -q -e cpu-clock -F "$rate" --call-graph fp -o "$out" -- \
-			/tests/wl_bench "$wl" "$u" >/tmp/o 2>/tmp/e ;;
+			"$wl_bin" "$wl" "$u" >/tmp/o 2>/tmp/e ;;
 	dwarf)	perf record -q -e cpu-clock -F "$rate" --call-graph dwarf -o "$out" -- \
-			/tests/wl_bench "$wl" "$u" >/tmp/o 2>/tmp/e ;;
+			"$wl_bin" "$wl" "$u" >/tmp/o 2>/tmp/e ;;
 	native)	perf record -q -e cpu-clock -F "$rate" --call-graph fp,defer -o "$out" -- \
-			/tests/wl_bench "$wl" "$u" >/tmp/o 2>/tmp/e ;;
-	module*)	# module[-dwarf][-keep]
-		opts=
-		case $cfg in *-dwarf*) opts="--call-graph dwarf,defer" ;; esac
-		case $cfg in *-keep) opts="$opts --keep-deferred" ;; esac
-		unw0=$(counter unwinds)
-		# shellcheck disable=SC2086 # $opts: no option, one or two
+			"$wl_bin" "$wl" "$u" >/tmp/o 2>/tmp/e ;;
+	module*)	# module[-dwarf][-keep], or module-METHOD
+		case $cfg in
+		module-fp|module-sframe|module-eh_frame)
+			opts="--keep-deferred --user-unwind ${cfg#module-}" ;;
+		*)	opts=
+			case $cfg in *-dwarf*) opts="--call-graph dwarf,defer" ;; esac
+			case $cfg in *-keep) opts="$opts --keep-deferred" ;; esac ;;
+		esac
+		snap0=$(snap)
+		# shellcheck disable=SC2086 # $opts: no option, or a few
 		perf-defer record -q --stats $opts -e cpu-clock -F "$rate" -o "$out" -- \
-			/tests/wl_bench "$wl" "$u" >/tmp/o 2>/tmp/e ;;
+			"$wl_bin" "$wl" "$u" >/tmp/o 2>/tmp/e ;;
 	esac
 	rc=$?
 	el=$(elapsed /tmp/o)
@@ -97,15 +135,34 @@ run() {	# run WL CFG RATE REP UNITS
 	lost=$(dumped LOST "$counts")
 	case $cfg in
 	module*)
+		snap1=$(snap)
 		recs=$(sed -n 's/^deferred records: //p' /tmp/o)
 		lrec=$(sed -n 's/^lost records: //p' /tmp/o)
-		unw=$(($(counter unwinds) - unw0)) ;;
+		unw=$(delta unwinds) ;;
 	native)
 		recs=$(dumped CALLCHAIN_DEFERRED "$counts")
 		lrec=- unw=${recs:-0} ;;
 	*)	recs=- lrec=- unw=- ;;
 	esac
-	echo "BENCH $wl $cfg $rate $rep $el $bytes ${samples:-0} ${recs:-0} ${lost:-0} ${lrec:-0} $unw"
+	line="BENCH $wl $cfg $rate $rep $el $bytes ${samples:-0} ${recs:-0} ${lost:-0} ${lrec:-0} $unw"
+	case $cfg in
+	module-fp|module-sframe|module-eh_frame) ;;
+	*)	echo "$line"; return 0 ;;
+	esac
+	ffp=$(delta frames-fp) fsf=$(delta frames-sframe) feh=$(delta frames-eh-frame)
+	echo "$line $ffp $fsf $feh $(delta table-objects) $(delta table-cache-hits) $(delta table-stopped)"
+	# each method alone: no other's counter grows, and its own does, but
+	# for a run with a few unwinds or none (under TCG, cpu-clock has
+	# given a 300 ms run no sample at all)
+	case $cfg in
+	module-fp) mine=$ffp others=$((fsf + feh)) ;;
+	module-sframe) mine=$fsf others=$((ffp + feh)) ;;
+	*) mine=$feh others=$((ffp + fsf)) ;;
+	esac
+	if [ "$others" -ne 0 ] || { [ "$mine" -le 0 ] && [ "$unw" -ge 10 ]; }; then
+		echo "# $wl $cfg $rate: frames not all by ${cfg#module-}: frames-fp +$ffp frames-sframe +$fsf frames-eh-frame +$feh"
+		return 1
+	fi
 }
 
 fail=0
@@ -126,5 +183,5 @@ while [ "$rep" -le "$reps" ]; do
 	rep=$((rep + 1))
 done
 rm -f "$out"
-[ "$kind" != module ] || rmmod perf_defer || fail=1
+[ "$kind" = native ] || rmmod perf_defer || fail=1
 exit $fail
