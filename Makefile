@@ -16,8 +16,8 @@
 #   make bench           benchmarks in QEMU; writes docs/bench.md and .png
 #   make install         recorder to $(PREFIX)/bin, module to /lib/modules
 #   make dkms-install    register, build and install the module with DKMS
-#   make lint            shellcheck of the scripts; checkpatch, W=1 build, sparse
-#                        and coccicheck of the module
+#   make lint            shellcheck of the scripts; checkpatch, W=1 build, sparse,
+#                        coccicheck and no call cycle between files of the module
 
 VERSION		:= 0.1.0
 PREFIX		?= /usr/local
