@@ -404,14 +404,24 @@ compare() {
 
 tap_plan $((2 + 3 * ${#workloads[@]}))
 
-"$top/scripts/vm" -k 6.12 -o "$out/module" -m "$ko" "${files[@]}" -- 'ref.sh module' >"$out/module.log" 2>&1
-rc=$?
-sed -n 's/^\(not \)\{0,1\}ok /# module guest: &/p' "$out/module.log"
-ok $rc "module guest (6.12): perf-defer record --keep-deferred of ${workloads[*]}"
-"$top/scripts/vm" -k 7.2 --perf 7.3 -o "$out/native" "${files[@]}" -- 'ref.sh native' >"$out/native.log" 2>&1
-rc=$?
-sed -n 's/^\(not \)\{0,1\}ok /# native guest: &/p' "$out/native.log"
-ok $rc "native guest (7.2): perf 7.3 record --call-graph fp,defer of ${workloads[*]}"
+# guest SIDE SERIES WHAT VM-ARGS...: boot the recordings of one side, one
+# TAP test; its guest's TAP lines, and on failure what scripts/vm said
+# (timeout, splat, a file that did not come back), as comments
+guest() {
+	local side=$1 series=$2 what=$3 rc
+
+	shift 3
+	"$top/scripts/vm" -k "$series" -o "$out/$side" "$@" "${files[@]}" -- "ref.sh $side" \
+		>"$out/$side.log" 2>&1
+	rc=$?
+	sed -n "s/^\\(not \\)\\{0,1\\}ok /# $side guest: &/p" "$out/$side.log"
+	[ $rc = 0 ] || grep -Ev '^(not )?ok |^#|^TAP version|^1\.\.' "$out/$side.log" |
+		tail -n 30 | sed 's/^/# /'
+	ok $rc "$side guest ($series): $what of ${workloads[*]}"
+}
+
+guest module 6.12 "perf-defer record --keep-deferred" -m "$ko"
+guest native 7.2 "perf 7.3 record --call-graph fp,defer" --perf 7.3
 
 for w in "${workloads[@]}"; do
 	echo "# == $w"
