@@ -4,7 +4,8 @@
 # perf-defer record --call-graph dwarf,defer on a module kernel, read by
 # the guest's perf (scripts/vm --perf picks 6.1, 6.12 or 7.3):
 #  - on a workload without frame pointers (wl_nofp, wl_calls built with
-#    -fomit-frame-pointer), fp,defer chains stop
+#    -fomit-frame-pointer), fp,defer chains walked by frame pointers alone
+#    (--user-unwind fp; the default order reads the unwind tables) stop
 #    at once, while dwarf,defer chains reach main with symbols, the same
 #    call paths as perf record --call-graph dwarf;
 #  - on the syscall-heavy wl_syscall, bytes per sample against perf's own
@@ -21,14 +22,7 @@
 . "$(dirname "$0")/perfpaths.sh"
 
 ko=${1:-$PERF_DEFER_KO}
-tap_plan 25
-cd /tmp || exit 1
-insmod "$ko" || { echo "Bail out! cannot load $ko"; exit 1; }
-perf version | sed 's/^/# /'
-
-# The guest has no addr2line: perf, looking for inlined frames in DWARF
-# chains, would die of SIGPIPE.
-NI=--no-inline
+perf_guest 25 "$ko"
 
 # reach FILE LEAF TOP: "n total" of the samples with a user frame in LEAF:
 # how many of them have TOP among their user frames too
@@ -48,8 +42,9 @@ samples() {
 
 for mode in kernel user; do
 	leaf=leaf_$mode
-	perf-defer record -q --stats -F 1000 --call-graph fp,defer -o fp.$mode -- /tests/wl_nofp $mode 1000 >fp.stats 2>&1
-	ok $? "record --call-graph fp,defer -- wl_nofp $mode"
+	perf-defer record -q --stats -F 1000 --call-graph fp,defer --user-unwind fp -o fp.$mode \
+		-- /tests/wl_nofp $mode 1000 >fp.stats 2>&1
+	ok $? "record --call-graph fp,defer --user-unwind fp -- wl_nofp $mode"
 	read -r n total <<EOF
 $(reach fp.$mode $leaf main)
 EOF
