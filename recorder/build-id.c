@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* GNU build-ids from ELF files and from raw notes.  See build-id.h. */
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include <linux/perf_event.h>
@@ -107,6 +109,30 @@ int sysfs__read_build_id(const char *path, __u8 *out, size_t *len)
 	return build_id__from_notes(buf, size, out, len);
 }
 
+/*
+ * The build-id of this process's vDSO: the kernel maps the same image into
+ * every 64-bit task, the recorded ones included, and perf record reads its
+ * own as well.  Read in memory, from the ELF header the auxiliary vector
+ * points at: no /proc needed.
+ */
+int vdso__read_build_id(__u8 *out, size_t *len)
+{
+	const unsigned char *base = (const void *)getauxval(AT_SYSINFO_EHDR);
+	const Elf64_Ehdr *eh = (const void *)base;
+
+	if (!base || memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh->e_phentsize != sizeof(Elf64_Phdr))
+		return -ENODATA;
+	for (unsigned int i = 0; i < eh->e_phnum; i++) {
+		const Elf64_Phdr *ph = (const void *)(base + eh->e_phoff + i * sizeof(*ph));
+
+		if (ph->p_type == PT_NOTE &&
+		    !build_id__from_notes(base + ph->p_offset, ph->p_filesz, out, len))
+			return 0;
+	}
+	return -ENODATA;
+}
+
 char *build_id__sprintf(const __u8 *id, size_t len, char *buf)
 {
 	for (size_t i = 0; i < len; i++)
@@ -126,7 +152,11 @@ int dsos__add_mmap2(struct dsos *d, const void *event, size_t size)
 		return 0;
 	name = (const char *)h + 8 + 64;	/* after pid..flags */
 	max = size - 8 - 64;
-	if (name[0] != '/' || !memchr(name, 0, max))
+	if (!memchr(name, 0, max))
+		return 0;
+	if (!strcmp(name, "[vdso]"))
+		d->vdso = true;
+	if (name[0] != '/')
 		return 0;
 	for (i = 0; i < d->nr; i++)
 		if (!strcmp(d->paths[i], name))
@@ -144,7 +174,7 @@ int dsos__add_mmap2(struct dsos *d, const void *event, size_t size)
 
 struct build_id_entry *dsos__build_ids(const struct dsos *d, size_t *nr)
 {
-	struct build_id_entry *ids = calloc(d->nr + 1, sizeof(*ids));
+	struct build_id_entry *ids = calloc(d->nr + 2, sizeof(*ids));
 	size_t i, n = 0, len;
 
 	if (!ids)
@@ -154,6 +184,13 @@ struct build_id_entry *dsos__build_ids(const struct dsos *d, size_t *nr)
 		if (filename__read_build_id(d->paths[i], ids[n].build_id, &len))
 			continue;
 		ids[n].path = d->paths[i];
+		ids[n].pid = -1;
+		ids[n].size = len;
+		n++;
+	}
+	len = sizeof(ids[n].build_id);
+	if (d->vdso && !vdso__read_build_id(ids[n].build_id, &len)) {
+		ids[n].path = "[vdso]";
 		ids[n].pid = -1;
 		ids[n].size = len;
 		n++;

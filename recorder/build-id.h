@@ -18,6 +18,8 @@
 int filename__read_build_id(const char *path, __u8 *out, size_t *len);
 /* From a file of raw ELF notes: /sys/kernel/notes, /sys/module/M/notes/... */
 int sysfs__read_build_id(const char *path, __u8 *out, size_t *len);
+/* The build-id of the vDSO, as the kernel maps it into 64-bit tasks.  0 or -ENODATA. */
+int vdso__read_build_id(__u8 *out, size_t *len);
 /* "%02x" each byte into buf (2 * len + 1 bytes). */
 char *build_id__sprintf(const __u8 *id, size_t len, char *buf);
 
@@ -34,13 +36,17 @@ struct build_id_entry {
 struct dsos {
 	char	**paths;
 	size_t	nr;
+	bool	vdso;		/* a [vdso] was mapped */
 };
 
-/* Note the file of a PERF_RECORD_MMAP2; other records are ignored.  0 or -ENOMEM. */
+/*
+ * Note the file of a PERF_RECORD_MMAP2 (or that it maps the [vdso]); other
+ * records are ignored.  0 or -ENOMEM.
+ */
 int dsos__add_mmap2(struct dsos *d, const void *event, size_t size);
 /*
  * The build-id table of a recording: an entry for each file that has a
- * build-id, then the running kernel's.  The paths point into d.
+ * build-id, the vDSO's if one was mapped, then the running kernel's.  The paths point into d.
  * malloc'ed (*nr entries), NULL when out of memory.
  */
 struct build_id_entry *dsos__build_ids(const struct dsos *d, size_t *nr);

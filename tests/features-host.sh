@@ -31,7 +31,7 @@ loop='i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done'
 
 has73=0
 for v in "${versions[@]}"; do [ "$v" != 7.3 ] || has73=2; done
-tap_plan $((8 + has73 + 3 * ${#versions[@]}))
+tap_plan $((9 + has73 + 3 * ${#versions[@]}))
 perf record -q --call-graph fp -o perf.data -- sh -c "$loop" 2>/dev/null
 ok $? "perf record --call-graph fp"
 "$pdf" record -q -o pd.data -- sh -c "$loop" 2>/dev/null
@@ -58,6 +58,14 @@ ok $? "perf 6.1 lists the event (event desc)"
 n=$(perf report -i pd.data --header-only 2>/dev/null | grep -c "^# pmu mappings: .*software = 1")
 [ "$n" = 1 ]
 ok $? "perf 6.1 lists the PMUs"
+
+# the vDSO's build-id, as perf record lists it: without it, perf looks
+# for the vDSO of the process it runs in (/proc/self/maps)
+v=$(perf buildid-list -i perf.data 2>/dev/null | grep ' \[vdso\]$')
+w=$(perf buildid-list -i pd.data 2>/dev/null | grep ' \[vdso\]$')
+echo "# perf record: ${v:-no [vdso]}; perf-defer record: ${w:-no [vdso]}"
+[ -n "$v" ] && [ "$v" = "$w" ]
+ok $? "the [vdso] build-id, as perf record lists it"
 
 if [ $has73 = 2 ]; then
 	"$top/scripts/perf" 7.3 record -q --call-graph fp -o p73.data -- sh -c "$loop" >/dev/null 2>&1 &&
