@@ -8,8 +8,9 @@
 #    without a warning, and the user call paths equal those of perf's own
 #    in-NMI fp walk on the same workload;
 #  - nearly every sample was deferred and stitched;
-#  - several -e events with modifiers, perf >= 6.19's fp,defer, and -p of
-#    a running task ended by SIGINT to perf-defer (nothing lost);
+#  - several -e events with modifiers, -a, a tracepoint, perf >= 6.19's
+#    fp,defer, and -p or -t of a running task ended by SIGINT to
+#    perf-defer (nothing lost);
 #  - --keep-deferred: the records merged into perf's file, which stitch
 #    turns into the same call paths, and perf >= 6.19 reads itself;
 #  - the workload inherits neither LD_PRELOAD nor the session;
@@ -22,7 +23,7 @@
 . "$(dirname "$0")/perfpaths.sh"
 
 ko=${1:-$PERF_DEFER_KO}
-perf_guest 24 "$ko"
+perf_guest 28 "$ko"
 
 # stat FILE NAME: the counter NAME of perf-defer perf --stats output FILE
 stat() {
@@ -44,6 +45,7 @@ for mode in kernel user; do
 	perf record -q -e cpu-clock -F 4000 --call-graph fp -o fp.$mode -- /tests/wl_calls $mode 1500 2>/dev/null
 	paths pd.$mode $NI >pd.paths
 	paths fp.$mode $NI >fp.paths
+	cp fp.paths fp.$mode
 	echo "# paths:"; sed 's/^/#   /' pd.paths
 	[ "$(grep -c . pd.paths)" -ge 2 ] && cmp -s pd.paths fp.paths
 	ok $? "user call paths equal perf's in-NMI fp walk ($mode)"
@@ -64,6 +66,27 @@ ev=$(perf script -i ev.data -F event 2>/dev/null | sort | uniq -c | sed 's/^ */#
 echo "$ev"
 [ "$(echo "$ev" | grep -c clock)" = 2 ] && [ $((d * 100)) -ge $((s * 90)) ]
 ok $? "both events sampled, $d of $s samples deferred"
+
+# system-wide (-a: an event per CPU) while a command runs, and a
+# tracepoint: each sample of the workload deferred and stitched
+perf-defer perf --stats record -q -a -g -o all.data -- /tests/wl_calls user 1000 \
+	>stats.all 2>rec.err
+rc=$?
+sed 's/^/# /' rec.err
+d=$(stat stats.all deferred) t=$(stat stats.all stitched)
+paths all.data $NI >all.paths
+[ $rc = 0 ] && [ "${d:-0}" -gt 100 ] && [ $((t * 100)) -ge $((d * 98)) ] && cmp -s all.paths fp.user
+ok $? "-a -- cmd: $t of $d deferred samples stitched, perf's fp paths (rc=$rc)"
+perf-defer perf --stats record -q -e syscalls:sys_enter_read -g -o tp.data \
+	-- /tests/wl_calls kernel 1000 >stats.tp 2>rec.err
+rc=$?
+sed 's/^/# /' rec.err
+d=$(stat stats.tp deferred) s=$(stat stats.tp samples) t=$(stat stats.tp stitched)
+paths tp.data $NI >tp.paths
+echo "# paths:"; sed 's/^/#   /' tp.paths
+[ $rc = 0 ] && [ "${s:-0}" -gt 100 ] && [ $((d * 100)) -ge $((s * 95)) ] &&
+	[ $((t * 100)) -ge $((d * 98)) ] && [ "$(grep -c . tp.paths)" -ge 2 ]
+ok $? "-e syscalls:sys_enter_read -g: $d of $s samples deferred, $t stitched, the workload's paths (rc=$rc)"
 
 # perf >= 6.19's fp,defer: opened without the defer bits, deferred by the module
 v=$(perf version | sed -n 's/^perf version \([0-9]*\)\.\([0-9]*\).*/\1 \2/p')
@@ -103,13 +126,22 @@ else
 fi
 
 # -p of a running task, stopped by SIGINT to perf-defer: the file is whole
-sigint_pid 4 stats.int rec.err perf-defer perf --stats record -q -g -o int.data
+sigint_task 4 -p stats.int rec.err perf-defer perf --stats record -q -g -o int.data
 rc=$?
 sed 's/^/# /' stats.int rec.err
 ok $rc "SIGINT: perf-defer waits for perf and merges (rc=$rc)"
 d=$(stat stats.int deferred) t=$(stat stats.int stitched)
 [ "${d:-0}" -gt 100 ] && [ $((t * 100)) -ge $((d * 98)) ] && [ -z "$(warnings int.data $NI)" ]
 ok $? "-p, then SIGINT: $t of $d deferred samples stitched, the file reads cleanly"
+# the same with -t: one thread's events
+sigint_task 3 -t stats.tid rec.err perf-defer perf --stats record -q -g -o tid.data
+rc=$?
+sed 's/^/# /' rec.err
+ok $rc "-t TID, then SIGINT (rc=$rc)"
+d=$(stat stats.tid deferred) t=$(stat stats.tid stitched)
+paths tid.data $NI >tid.paths
+[ "${d:-0}" -gt 100 ] && [ $((t * 100)) -ge $((d * 98)) ] && cmp -s tid.paths fp.user
+ok $? "-t: $t of $d deferred samples stitched, perf's fp paths"
 
 # the workload's environment and fds are its own
 # shellcheck disable=SC2016 # expanded by the workload's shell

@@ -55,16 +55,16 @@ perf_guest() {
 	NI=--no-inline
 }
 
-# sigint_pid SECS OUT ERR CMD...: 'CMD... -p PID' on a running wl_calls
-# (user mode), stdout to OUT, stderr to ERR, ended by SIGINT after SECS
-# seconds; returns CMD's exit status
-sigint_pid() {
-	_secs=$1 _out=$2 _err=$3
-	shift 3
+# sigint_task SECS OPT OUT ERR CMD...: 'CMD... OPT PID' (OPT: -p or -t) on a
+# running wl_calls (user mode), stdout to OUT, stderr to ERR, ended by
+# SIGINT after SECS seconds; returns CMD's exit status
+sigint_task() {
+	_secs=$1 _opt=$2 _out=$3 _err=$4
+	shift 4
 	/tests/wl_calls user 60000 &
 	_wl=$!
 	sleep 0.5
-	"$@" -p $_wl >"$_out" 2>"$_err" &
+	"$@" "$_opt" $_wl >"$_out" 2>"$_err" &
 	_cmd=$!
 	sleep "$_secs"
 	kill -INT $_cmd

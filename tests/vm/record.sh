@@ -58,7 +58,7 @@ for mode in kernel user; do
 done
 
 # -p of a running process, ended by SIGINT: the file is valid
-sigint_pid 2 /dev/null pid.err perf-defer record -q -o pid.data
+sigint_task 2 -p /dev/null pid.err perf-defer record -q -o pid.data
 rc=$?
 ok $rc "record -p PID stops cleanly on SIGINT (rc=$rc)"
 n=$(paths pid.data | grep -c .)
