@@ -82,9 +82,11 @@ for w in kernel user; do
 	exports+=(--export "/tmp/keep-$w.data" --export "/tmp/st-$w.data")
 done
 exports+=(--export /tmp/kallsyms.gz --export /tmp/perf-kernel.data)
+# perf-defer perf record's, for tests/subcmds.sh
+[ $mode = native ] || exports+=(--export /tmp/pp-kernel.data)
 
 if [ $mode = module ]; then
-	tap_plan 33
+	tap_plan 34
 	"$top/scripts/vm" -k "$series" -o "$out/vm" -m "$top/build/ko-$series/perf_defer.ko" \
 		"${exports[@]}" -- 'keep.sh module' >"$out/vm.log" 2>&1
 else
@@ -138,6 +140,8 @@ if [ $mode = module ]; then
 	ok $? "[features] wl_calls kernel stitched: the features of perf 6.1's record --call-graph fp, the same machine"
 	same_features "$pk" "$f/keep-kernel.data"
 	ok $? "[features] wl_calls kernel deferred: the features of perf 6.1's record --call-graph fp, the same machine"
+	same_features "$pk" "$f/pp-kernel.data"
+	ok $? "[features] wl_calls kernel by perf-defer perf record -g: the features of perf 6.1's record --call-graph fp, the same machine"
 fi
 for v in 6.1 6.12 7.3; do
 	for d in "${files[@]}"; do

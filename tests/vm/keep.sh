@@ -6,7 +6,8 @@
 # (--keep-deferred, /tmp/keep-W.data) and stitched (/tmp/st-W.data), for the
 # perf clients on the host (tests/readers.sh); and the guest's perf record
 # --call-graph fp of wl_calls kernel (/tmp/perf-kernel.data), whose header
-# features ours must match.  With "module", through the
+# features ours must match; with "module", also perf-defer perf record -g
+# of it (/tmp/pp-kernel.data), for tests/subcmds.sh.  With "module", through the
 # module (loaded here, unloaded at the end); with "native", through the
 # kernel's own deferred callchains.  TAP.
 # shellcheck source-path=SCRIPTDIR source=tap.sh
@@ -14,7 +15,7 @@
 
 mode=${1:-module}
 if [ "$mode" = module ]; then
-	tap_plan 9
+	tap_plan 10
 	insmod "$PERF_DEFER_KO"
 	ok $? "insmod"
 else
@@ -33,6 +34,8 @@ done
 perf record -q --call-graph fp -o /tmp/perf-kernel.data -- /tests/wl_calls kernel 1200 2>/dev/null
 ok $? "perf record --call-graph fp, wl_calls kernel"
 if [ "$mode" = module ]; then
+	perf-defer perf -q record -q -g -o /tmp/pp-kernel.data -- /tests/wl_calls kernel 1200
+	ok $? "perf-defer perf record -g, wl_calls kernel"
 	rmmod perf_defer
 	ok $? "rmmod"
 fi
