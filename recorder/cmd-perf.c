@@ -14,12 +14,17 @@
  * features and build-ids stay as perf wrote them.
  *
  * perf's options are perf's; perf-defer reads only those that decide
- * where the file goes and in which form (-o, -z, --switch-output).
+ * where the file goes and in which form (-o, -z, --switch-output).  With
+ * --switch-output, perf writes OUTPUT.<timestamp> files, each whole: each
+ * one that the run wrote gets every record, and the stitcher takes those
+ * whose sample is in that file (the others match no sample there and are
+ * left out).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <glob.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
@@ -27,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -62,8 +68,9 @@ static const char perf_usage[] =
 	"    -q, --quiet           no summary line\n"
 	"    -h, --help            show this help\n"
 	"\n"
-	"perf's -o/--output names the file (default perf.data); perf record's -z,\n"
-	"--switch-output and output to a pipe are refused: the file is rewritten whole.\n";
+	"perf's -o/--output names the file (default perf.data); with --switch-output,\n"
+	"each OUTPUT.<timestamp> file perf writes is stitched (not with --keep-deferred).\n"
+	"perf record's -z and output to a pipe are refused: the file is rewritten whole.\n";
 
 /* perf record's options that take a value in the next argument */
 static const char *const perf_value_opts[] = {
@@ -81,6 +88,7 @@ struct perf_cmd {
 	unsigned int	pages;
 	__u8		unwind[8];
 	bool		stats, quiet, keep;
+	bool		switching;		/* perf's --switch-output */
 };
 
 static bool takes_value(const char *arg)
@@ -116,11 +124,18 @@ static int perf_cmd__scan(struct perf_cmd *pc, int argc, char **argv)
 			}
 			pc->output = v;
 		}
-		if (!strncmp(a, "-z", 2) || !strncmp(a, "--compression-level", 19) ||
-		    !strncmp(a, "--switch-output", 15)) {
+		if (!strncmp(a, "-z", 2) || !strncmp(a, "--compression-level", 19)) {
 			pr_err("perf record %s is not supported here: the file is rewritten whole when perf is done",
 			       a);
 			return -1;
+		}
+		if (!strncmp(a, "--switch-output", 15)) {
+			if (pc->keep) {
+				pr_err("perf record %s with --keep-deferred is not supported: the records cannot be told apart by file without stitching",
+				       a);
+				return -1;
+			}
+			pc->switching = true;
 		}
 		if (takes_value(a))
 			i++;
@@ -231,6 +246,9 @@ static int perf_cmd__run(const struct perf_cmd *pc, struct session *s, int fd, _
 	perf_pid = pid;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	/* --switch-output's signal, sent to perf-defer */
+	if (pc->switching)
+		sigaction(SIGUSR2, &sa, NULL);
 	for (;;) {
 		pid_t w = waitpid(pid, &status, WNOHANG);
 
@@ -263,15 +281,105 @@ static int perf_cmd__run(const struct perf_cmd *pc, struct session *s, int fd, _
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 0;
 }
 
-/* perf's file, its records merged in and stitched, in place (through OUT.perf-defer). */
-static int perf_cmd__merge(const struct perf_cmd *pc, int fd, __u64 bytes)
+/*
+ * One file of perf's, the records of map (bytes) merged in and stitched,
+ * in place (through FILE.perf-defer); its counters added to *sum.
+ */
+static int perf_cmd__merge_file(const struct perf_cmd *pc, const char *file, const void *map,
+				__u64 bytes, struct stitch_stats *sum)
 {
 	struct stitch_stats st = { 0 };
 	struct perf_data_reader *r;
 	struct perf_data_writer *w;
-	void *map = NULL;
 	char *tmp;
 	int err;
+
+	if (asprintf(&tmp, "%s.perf-defer", file) < 0)
+		tmp = NULL;
+	r = tmp ? perf_data_reader__open(file) : NULL;
+	w = r ? perf_data_writer__open(tmp) : NULL;
+	err = w ? stitch__reader_extra(r, map, bytes, w, &st,
+				       (pc->quiet ? STITCH_QUIET : 0) |
+				       (pc->keep ? STITCH_KEEP_DEFERRED : 0)) : -1;
+	if (err)
+		pr_err("%s; %s is left as perf wrote it", tmp ? error__msg() : strerror(ENOMEM), file);
+	perf_data_reader__close(r);
+	if (!err && rename(tmp, file)) {
+		pr_err("cannot rename %s to %s: %s", tmp, file, strerror(errno));
+		unlink(tmp);
+		err = -1;
+	}
+	free(tmp);
+	sum->samples += st.samples;
+	sum->deferred += st.deferred;
+	sum->stitched += st.stitched;
+	sum->unmatched += st.unmatched;
+	/* every file reads every record: count them once */
+	if (st.records > sum->records)
+		sum->records = st.records;
+	if (st.lost_records > sum->lost_records)
+		sum->lost_records = st.lost_records;
+	return err ? -1 : 0;
+}
+
+/*
+ * The files perf wrote: its -o, or with --switch-output each OUTPUT.<digits>
+ * written since the run started (since), in name order (their time order).
+ */
+static int perf_cmd__files(const struct perf_cmd *pc, time_t since, glob_t *g)
+{
+	char *pat;
+	size_t n = 0;
+	int ret;
+
+	if (!pc->switching) {
+		g->gl_pathc = 1;
+		g->gl_pathv = calloc(2, sizeof(char *));
+		if (!g->gl_pathv || !(g->gl_pathv[0] = strdup(pc->output)))
+			return -1;
+		return 0;
+	}
+	if (asprintf(&pat, "%s.[0-9]*", pc->output) < 0)
+		return -1;
+	ret = glob(pat, 0, NULL, g);
+	free(pat);
+	if (ret == GLOB_NOMATCH) {
+		g->gl_pathc = 0;
+		return 0;
+	}
+	if (ret)
+		return -1;
+	for (size_t i = 0; i < g->gl_pathc; i++) {
+		const char *p = g->gl_pathv[i], *d = p + strlen(pc->output) + 1;
+		struct stat sb;
+
+		if (strspn(d, "0123456789") == strlen(d) && !stat(p, &sb) && sb.st_mtime >= since)
+			g->gl_pathv[n++] = g->gl_pathv[i];
+		else
+			free(g->gl_pathv[i]);
+	}
+	g->gl_pathc = n;
+	return 0;
+}
+
+static void perf_cmd__files_free(const struct perf_cmd *pc, glob_t *g)
+{
+	if (!pc->switching) {
+		if (g->gl_pathv)
+			free(g->gl_pathv[0]);
+		free(g->gl_pathv);
+		return;
+	}
+	globfree(g);
+}
+
+/* perf's files, the records of fd (bytes) merged in and stitched, in place. */
+static int perf_cmd__merge(const struct perf_cmd *pc, int fd, __u64 bytes, time_t since)
+{
+	struct stitch_stats st = { 0 };
+	glob_t g = { 0 };
+	void *map = NULL;
+	int err = 0;
 
 	if (bytes) {
 		map = mmap(NULL, bytes, PROT_READ, MAP_PRIVATE, fd, 0);
@@ -280,49 +388,50 @@ static int perf_cmd__merge(const struct perf_cmd *pc, int fd, __u64 bytes)
 			return -1;
 		}
 	}
-	if (asprintf(&tmp, "%s.perf-defer", pc->output) < 0)
-		tmp = NULL;
-	r = tmp ? perf_data_reader__open(pc->output) : NULL;
-	w = r ? perf_data_writer__open(tmp) : NULL;
-	err = w ? stitch__reader_extra(r, map, bytes, w, &st,
-				       (pc->quiet ? STITCH_QUIET : 0) |
-				       (pc->keep ? STITCH_KEEP_DEFERRED : 0)) : -1;
-	if (err)
-		pr_err("%s; %s is left as perf wrote it", tmp ? error__msg() : strerror(ENOMEM),
-		       pc->output);
-	perf_data_reader__close(r);
-	if (map)
-		munmap(map, bytes);
-	if (!err && rename(tmp, pc->output)) {
-		pr_err("cannot rename %s to %s: %s", tmp, pc->output, strerror(errno));
-		unlink(tmp);
+	if (perf_cmd__files(pc, since, &g)) {
+		pr_err("cannot list perf's files %s.*: %s", pc->output, strerror(errno));
+		err = -1;
+	} else if (!g.gl_pathc) {
+		pr_err("perf wrote no %s.<timestamp> file", pc->output);
 		err = -1;
 	}
-	free(tmp);
-	if (err)
+	for (size_t i = 0; !err && i < g.gl_pathc; i++)
+		err = perf_cmd__merge_file(pc, g.gl_pathv[i], map, bytes, &st);
+	if (map)
+		munmap(map, bytes);
+	if (err) {
+		perf_cmd__files_free(pc, &g);
 		return -1;
+	}
 	if (pc->stats)
 		printf("samples: %" PRIu64 "\ndeferred: %" PRIu64 "\nstitched: %" PRIu64
 		       "\nunmatched: %" PRIu64 "\ndeferred-records: %" PRIu64
-		       "\nlost-records: %" PRIu64 "\n",
+		       "\nlost-records: %" PRIu64 "\nfiles: %zu\n",
 		       (uint64_t)st.samples, (uint64_t)st.deferred, (uint64_t)st.stitched,
-		       (uint64_t)st.unmatched, (uint64_t)st.records, (uint64_t)st.lost_records);
+		       (uint64_t)st.unmatched, (uint64_t)st.records, (uint64_t)st.lost_records,
+		       (size_t)g.gl_pathc);
 	if (st.lost_records)
 		pr_warn("%" PRIu64 " deferred callchains were lost (module ring full): raise --mmap-pages",
 			(uint64_t)st.lost_records);
 	if (!(pc->keep ? st.records : st.deferred) && !pc->quiet)
 		pr_warn("no sample was deferred: no event of perf samples fp callchains (-g), or %s did not open its events through glibc's syscall()",
 			pc->perf);
-	if (pc->quiet)
-		return 0;
-	if (pc->keep)
-		fprintf(stderr, "[ perf-defer: %" PRIu64 " deferred callchains merged among %" PRIu64
-			" samples; %s rewritten in the deferred form ]\n", (uint64_t)st.records,
-			(uint64_t)st.samples, pc->output);
-	else
-		fprintf(stderr, "[ perf-defer: %" PRIu64 " of %" PRIu64 " samples deferred, %" PRIu64
-			" stitched; %s rewritten ]\n", (uint64_t)st.deferred, (uint64_t)st.samples,
-			(uint64_t)st.stitched, pc->output);
+	if (!pc->quiet) {
+		if (pc->keep)
+			fprintf(stderr, "[ perf-defer: %" PRIu64 " deferred callchains merged among %" PRIu64
+				" samples; %s rewritten in the deferred form ]\n", (uint64_t)st.records,
+				(uint64_t)st.samples, pc->output);
+		else if (pc->switching)
+			fprintf(stderr, "[ perf-defer: %" PRIu64 " of %" PRIu64 " samples deferred, %" PRIu64
+				" stitched; %zu files %s.<timestamp> rewritten ]\n", (uint64_t)st.deferred,
+				(uint64_t)st.samples, (uint64_t)st.stitched, (size_t)g.gl_pathc,
+				pc->output);
+		else
+			fprintf(stderr, "[ perf-defer: %" PRIu64 " of %" PRIu64 " samples deferred, %" PRIu64
+				" stitched; %s rewritten ]\n", (uint64_t)st.deferred, (uint64_t)st.samples,
+				(uint64_t)st.stitched, pc->output);
+	}
+	perf_cmd__files_free(pc, &g);
 	return 0;
 }
 
@@ -343,6 +452,7 @@ int cmd_perf(int argc, char **argv)
 	struct perf_cmd pc = { .perf = "perf", .output = "perf.data", .pages = 128 };
 	struct session s = { .fd = -1 };
 	char *tmpl, *end;
+	time_t since = time(NULL);
 	__u64 bytes = 0;
 	int c, fd, ret;
 
@@ -434,7 +544,7 @@ int cmd_perf(int argc, char **argv)
 		close(fd);
 		return ret > 0 ? ret : EXIT_FAIL;
 	}
-	ret = perf_cmd__merge(&pc, fd, bytes);
+	ret = perf_cmd__merge(&pc, fd, bytes, since);
 	close(fd);
 	return ret ? EXIT_FAIL : EXIT_OK;
 }

@@ -14,8 +14,9 @@
 #  - --keep-deferred: the records merged into perf's file, which stitch
 #    turns into the same call paths, and perf >= 6.19 reads itself;
 #  - the workload inherits neither LD_PRELOAD nor the session;
-#  - what it cannot do is refused with a reason: -z, --switch-output, a
-#    pipe, a perf command other than record, no module.  TAP.
+#  - --switch-output: each file perf writes stitched;
+#  - what it cannot do is refused with a reason: -z, --switch-output with
+#    --keep-deferred, a pipe, a perf command other than record, no module.  TAP.
 #   perf_record.sh [ko]   (default $PERF_DEFER_KO)
 # shellcheck source-path=SCRIPTDIR source=tap.sh
 . "$(dirname "$0")/tap.sh"
@@ -23,7 +24,7 @@
 . "$(dirname "$0")/perfpaths.sh"
 
 ko=${1:-$PERF_DEFER_KO}
-perf_guest 28 "$ko"
+perf_guest 30 "$ko"
 
 # stat FILE NAME: the counter NAME of perf-defer perf --stats output FILE
 stat() {
@@ -153,13 +154,42 @@ sed 's/^/# /' env.out
 grep -qx 'LD_PRELOAD= SESSION=' env.out && ! grep -q perf_defer env.out
 ok $? "the workload inherits neither LD_PRELOAD nor the session"
 
+# --switch-output: each file perf writes stitched on its own
+perf-defer perf --stats record -q -g --switch-output=1s -o sw.data -- /tests/wl_calls user 3500 \
+	>stats.sw 2>rec.err
+rc=$?
+sed 's/^/# /' stats.sw rec.err
+ok $rc "--switch-output=1s (rc=$rc)"
+n=0 bad=''
+: >sw.all
+for f in sw.data.[0-9]*; do
+	[ -f "$f" ] || continue
+	n=$((n + 1))
+	w=$(warnings "$f" $NI)
+	paths "$f" $NI >sw.paths
+	echo "# $f: $(perf-defer dump --stats -i "$f" 2>/dev/null | awk '/SAMPLE events:/ { print $3; exit }') samples; paths: $(tr '\n' ' ' <sw.paths)"
+	cat sw.paths >>sw.all
+	# each file reads cleanly; its paths (those of >= 2% of its samples:
+	# in a short file a rare path can reach that) include perf's
+	if [ -n "$w" ] || ! grep -qxF -f fp.user sw.paths; then
+		bad="$bad $f${w:+ ($w)}"
+	fi
+done
+d=$(stat stats.sw deferred) t=$(stat stats.sw stitched)
+# and perf's fp paths are all there
+[ "$n" -ge 2 ] && [ "$n" = "$(stat stats.sw files)" ] && [ -z "$bad" ] && [ ! -e sw.data ] &&
+	! grep -qvxF -f sw.all fp.user &&
+	[ "${d:-0}" -gt 100 ] && [ $((t * 100)) -ge $((d * 98)) ]
+ok $? "--switch-output: $n files, each read cleanly with perf's fp paths among its own; $t of $d deferred samples stitched${bad:+; not:$bad}"
+
 # refusals: exit 2 and the reason
-for args in "-z -g" "--switch-output -g" "-g -o -" ; do
+for args in "-z -g" "--keep-deferred record --switch-output -g" "-g -o -" ; do
+	case $args in --keep-deferred*) ;; *) args="record $args" ;; esac
 	# shellcheck disable=SC2086 # the options, into words
-	perf-defer perf record $args -- true >out 2>err
+	perf-defer perf $args -- true >out 2>err
 	rc=$?
 	[ $rc = 2 ] && grep -q 'perf-defer: perf: ' err
-	ok $? "perf record $args refused (rc=$rc: $(head -n 1 err))"
+	ok $? "perf $args refused (rc=$rc: $(head -n 1 err))"
 done
 perf-defer perf stat -- true >out 2>err
 rc=$?
