@@ -4,10 +4,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <linux/perf_event.h>
@@ -110,6 +112,31 @@ int sysfs__read_build_id(const char *path, __u8 *out, size_t *len)
 }
 
 /*
+ * The vDSO's image in this process, and its size: the pages up to the end
+ * of its headers and segments.
+ */
+static const void *vdso__image(size_t *size)
+{
+	const unsigned char *base = (const void *)getauxval(AT_SYSINFO_EHDR);
+	const Elf64_Ehdr *eh = (const void *)base;
+	size_t end;
+
+	if (!base || memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh->e_phentsize != sizeof(Elf64_Phdr))
+		return NULL;
+	end = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+	for (unsigned int i = 0; i < eh->e_phnum; i++) {
+		const Elf64_Phdr *ph = (const void *)(base + eh->e_phoff + i * sizeof(*ph));
+
+		if (ph->p_offset + ph->p_filesz > end)
+			end = ph->p_offset + ph->p_filesz;
+	}
+	/* mapped whole pages, as perf record copies them */
+	*size = ALIGN_UP(end, (size_t)getpagesize());
+	return base;
+}
+
+/*
  * The build-id of this process's vDSO: the kernel maps the same image into
  * every 64-bit task, the recorded ones included, and perf record reads its
  * own as well.  Read in memory, from the ELF header the auxiliary vector
@@ -117,11 +144,11 @@ int sysfs__read_build_id(const char *path, __u8 *out, size_t *len)
  */
 int vdso__read_build_id(__u8 *out, size_t *len)
 {
-	const unsigned char *base = (const void *)getauxval(AT_SYSINFO_EHDR);
+	size_t size;
+	const unsigned char *base = vdso__image(&size);
 	const Elf64_Ehdr *eh = (const void *)base;
 
-	if (!base || memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh->e_phentsize != sizeof(Elf64_Phdr))
+	if (!base)
 		return -ENODATA;
 	for (unsigned int i = 0; i < eh->e_phnum; i++) {
 		const Elf64_Phdr *ph = (const void *)(base + eh->e_phoff + i * sizeof(*ph));
@@ -214,4 +241,162 @@ void dsos__exit(struct dsos *d)
 	free(d->paths);
 	d->paths = NULL;
 	d->nr = 0;
+}
+
+/* mkdir -p: every directory of path.  0 or -1 with errno. */
+static int mkdir_p(const char *path)
+{
+	char buf[PATH_MAX];
+	size_t len = strlen(path);
+
+	if (len >= sizeof(buf)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(buf, path, len + 1);
+	for (char *p = buf + 1; ; p++) {
+		char c = *p;
+
+		if (c != '/' && c)
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0755) && errno != EEXIST)
+			return -1;
+		if (!c)
+			return 0;
+		*p = c;
+	}
+}
+
+/* Write len bytes of data to a new file to.  0 or -1 with errno. */
+static int write_new(const char *to, const void *data, size_t len)
+{
+	int fd = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	size_t off = 0;
+
+	if (fd < 0)
+		return -1;
+	while (off < len) {
+		ssize_t n = write(fd, (const char *)data + off, len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			close(fd);
+			unlink(to);
+			return -1;
+		}
+		off += n;
+	}
+	return close(fd);
+}
+
+/* to: a hard link to from where it can be, else a copy.  0 or -1 with errno. */
+static int link_or_copy(const char *from, const char *to)
+{
+	unsigned char buf[65536];
+	int in, out, err = 0;
+	ssize_t n;
+
+	if (!link(from, to))
+		return 0;
+	in = open(from, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return -1;
+	out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (out < 0) {
+		close(in);
+		return -1;
+	}
+	while ((n = read(in, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 || write(out, buf, n) != n) {
+			err = -1;
+			break;
+		}
+	}
+	close(in);
+	if (close(out) || err) {
+		unlink(to);
+		return -1;
+	}
+	return 0;
+}
+
+/* One entry into the cache under dir.  0 or -1 with errno. */
+static int build_id_cache__add_one(const char *dir, const struct build_id_entry *e)
+{
+	bool kallsyms = e->kernel && !strcmp(e->path, "[kernel.kallsyms]");
+	bool vdso = !strcmp(e->path, "[vdso]");
+	const char *name = e->path[0] == '/' ? e->path + 1 : e->path;
+	char sbid[2 * PD_BUILD_ID_SIZE + 1], d[PATH_MAX], f[PATH_MAX], l[PATH_MAX], t[PATH_MAX];
+	struct stat sb;
+	int ret = 0;
+
+	if ((e->path[0] != '/' && !kallsyms && !vdso) || e->size < 2)
+		return 0;
+	build_id__sprintf(e->build_id, e->size, sbid);
+	if ((size_t)snprintf(d, sizeof(d), "%s/%s/%s", dir, name, sbid) >= sizeof(d) ||
+	    (size_t)snprintf(f, sizeof(f), "%s/%s", d, kallsyms ? "kallsyms" : vdso ? "vdso" : "elf") >=
+		    sizeof(f) ||
+	    (size_t)snprintf(l, sizeof(l), "%s/.build-id/%.2s", dir, sbid) >= sizeof(l) ||
+	    (size_t)snprintf(t, sizeof(t), "../../%s/%s", name, sbid) >= sizeof(t)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if (stat(f, &sb)) {
+		if (mkdir_p(d))
+			return -1;
+		if (kallsyms) {
+			ret = link_or_copy("/proc/kallsyms", f);
+		} else if (vdso) {
+			size_t size;
+			const void *img = vdso__image(&size);
+
+			ret = img ? write_new(f, img, size) : 0;
+		} else {
+			ret = link_or_copy(e->path, f);
+		}
+		if (ret && errno != EEXIST)
+			return -1;
+		/* and its separate debug info, where the system has it */
+		if (!kallsyms && !vdso) {
+			char dbg[PATH_MAX], to[PATH_MAX];
+
+			snprintf(dbg, sizeof(dbg), "/usr/lib/debug/.build-id/%.2s/%s.debug", sbid,
+				 sbid + 2);
+			if ((size_t)snprintf(to, sizeof(to), "%s/debug", d) < sizeof(to) &&
+			    !access(dbg, R_OK) && link_or_copy(dbg, to) && errno != EEXIST)
+				return -1;
+		}
+	}
+	if (mkdir_p(l))
+		return -1;
+	strncat(l, "/", sizeof(l) - strlen(l) - 1);
+	strncat(l, sbid + 2, sizeof(l) - strlen(l) - 1);
+	if (symlink(t, l) && errno != EEXIST)
+		return -1;
+	return 0;
+}
+
+int build_id_cache__add(const struct build_id_entry *ids, size_t nr)
+{
+	const char *env = getenv("PERF_BUILDID_DIR"), *home = getenv("HOME");
+	char dir[PATH_MAX];
+	int err = 0;
+
+	if (env && *env)
+		snprintf(dir, sizeof(dir), "%s", env);
+	else if (home && *home)
+		snprintf(dir, sizeof(dir), "%s/.debug", home);
+	else
+		return 0;
+	for (size_t i = 0; i < nr; i++) {
+		if (build_id_cache__add_one(dir, &ids[i]) && !err) {
+			err = -errno;
+			pr_warn("build-id cache %s: cannot add %s: %s", dir, ids[i].path, strerror(errno));
+		}
+	}
+	return err;
 }

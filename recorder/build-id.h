@@ -51,5 +51,15 @@ int dsos__add_mmap2(struct dsos *d, const void *event, size_t size);
  */
 struct build_id_entry *dsos__build_ids(const struct dsos *d, size_t *nr);
 void dsos__exit(struct dsos *d);
+/*
+ * Add the files of a build-id table to perf's build-id cache
+ * ($PERF_BUILDID_DIR, else $HOME/.debug), as perf record does: each
+ * file (the running kernel's kallsyms, the vDSO's image) under
+ * PATH/BUILD-ID/ with its separate debug info where /usr/lib/debug has
+ * it, and .build-id/XX/YYYY... linked to it, so that perf
+ * archive and perf report on a changed binary find them.  0, or -errno of
+ * the first failure (warned once).
+ */
+int build_id_cache__add(const struct build_id_entry *ids, size_t nr);
 
 #endif /* PERF_DEFER_BUILD_ID_H */

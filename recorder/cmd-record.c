@@ -61,6 +61,8 @@ static const char record_usage[] =
 	"    -q, --quiet           no progress lines\n"
 	"    -v, --verbose         say what is opened and why\n"
 	"        --stats           print sample and callchain counts at the end\n"
+	"    -N, --no-buildid-cache  do not add the files sampled to perf's build-id\n"
+	"                          cache ($HOME/.debug), which perf archive packs\n"
 	"    -h, --help            show this help\n";
 
 static const struct record_event_def record_event_defs[] = {
@@ -173,6 +175,7 @@ static int record__parse_options(struct record *rec, int argc, char **argv)
 		{ "quiet",	   no_argument,	      NULL, 'q' },
 		{ "verbose",	   no_argument,	      NULL, 'v' },
 		{ "stats",	   no_argument,	      NULL, OPT_STATS },
+		{ "no-buildid-cache", no_argument,    NULL, 'N' },
 		{ "help",	   no_argument,	      NULL, 'h' },
 		{ }
 	};
@@ -184,7 +187,7 @@ static int record__parse_options(struct record *rec, int argc, char **argv)
 	rec->dump_size = PD_DWARF_STACK_SIZE;
 	rec->mmap_pages = 128;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+e:F:c:aC:p:t:o:gm:qvh", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+e:F:c:aC:p:t:o:gm:qvNh", options, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			if (record__add_event(rec, optarg))
@@ -248,6 +251,9 @@ static int record__parse_options(struct record *rec, int argc, char **argv)
 			break;
 		case OPT_STATS:
 			rec->stats = true;
+			break;
+		case 'N':
+			rec->no_buildid_cache = true;
 			break;
 		case 'h':
 			fputs(record_usage, stdout);

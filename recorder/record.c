@@ -601,6 +601,9 @@ static int record__finish(struct record *rec)
 	rec->bytes = perf_data_writer__data_size(rec->w);
 	ret = perf_data_writer__close(rec->w, &f);
 	rec->w = NULL;
+	/* as perf record does: perf archive packs the cache */
+	if (!ret && !rec->no_buildid_cache)
+		build_id_cache__add(ids, n);
 	free(ids);
 	free(argv);
 	return ret;

@@ -52,6 +52,7 @@ struct record {
 	unsigned int		nr_evsel;
 	__u64			freq, period;
 	bool			system_wide, defer, dwarf, keep_deferred, quiet, stats;
+	bool			no_buildid_cache;	/* -N */
 	__u32			dump_size;	/* dwarf: bytes of user stack */
 	__u8			unwind[8];	/* --user-unwind: PERF_DEFER_UNWIND_*, 0-ended */
 	int			verbose;

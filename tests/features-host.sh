@@ -31,7 +31,7 @@ loop='i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done'
 
 has73=0
 for v in "${versions[@]}"; do [ "$v" != 7.3 ] || has73=2; done
-tap_plan $((9 + has73 + 3 * ${#versions[@]}))
+tap_plan $((11 + has73 + 3 * ${#versions[@]}))
 perf record -q --call-graph fp -o perf.data -- sh -c "$loop" 2>/dev/null
 ok $? "perf record --call-graph fp"
 "$pdf" record -q -o pd.data -- sh -c "$loop" 2>/dev/null
@@ -66,6 +66,22 @@ w=$(perf buildid-list -i pd.data 2>/dev/null | grep ' \[vdso\]$')
 echo "# perf record: ${v:-no [vdso]}; perf-defer record: ${w:-no [vdso]}"
 [ -n "$v" ] && [ "$v" = "$w" ]
 ok $? "the [vdso] build-id, as perf record lists it"
+
+# the build-id cache ($HOME/.debug), as perf record fills it, which perf
+# archive packs: each recording with a home of its own
+mkdir -p home-perf home-pd
+HOME=$dir/home-perf perf record -q --call-graph fp -o cache-perf.data -- sh -c "$loop" 2>/dev/null
+HOME=$dir/home-pd "$pdf" record -q -o cache-pd.data -- sh -c "$loop" 2>/dev/null
+# perf adds empty probes/ directories (for perf probe) we have no use for
+a=$(cd home-perf && find . ! -name probes | sort) b=$(cd home-pd && find . | sort)
+echo "# perf record's cache: $(echo "$a" | grep -c /elf) files, ours: $(echo "$b" | grep -c /elf)"
+[ -n "$a" ] && [ "$a" = "$b" ]
+ok $? "perf-defer record fills the build-id cache as perf record does"
+HOME=$dir/home-pd perf archive cache-pd.data >archive.out 2>&1
+rc=$?
+grep -iE 'cannot|error|warn' archive.out | sed 's/^/#   /'
+[ $rc = 0 ] && [ -s cache-pd.data.tar.bz2 ] && ! grep -qiE 'cannot|error|warn' archive.out
+ok $? "perf archive packs it (rc=$rc)"
 
 if [ $has73 = 2 ]; then
 	"$top/scripts/perf" 7.3 record -q --call-graph fp -o p73.data -- sh -c "$loop" >/dev/null 2>&1 &&
