@@ -20,8 +20,10 @@
 # socket,core,time; -g caller and callee; --time; --header-only), script
 # (default fields, -F time,period,ip,sym,dso, --ns; not cpu, which perf
 # record leaves out of a task's samples), annotate --stdio,
-# diff against perf's own file, buildid-list, archive, inject --build-ids,
-# evlist -v, and data convert --to-json.  On each of our files, one TAP
+# diff against perf's own file, buildid-list, inject --build-ids, evlist
+# -v, and data convert --to-json.  Not archive: it packs the build-id
+# cache of the machine that recorded (tests/features-host.sh tests it
+# there).  On each of our files, one TAP
 # result per perf, /proc setting and subcommand:
 #  - it exits 0, as on perf's own file (where perf's own file fails too,
 #    the result is a skip that says so);
@@ -82,7 +84,6 @@ script-ns|script|--ns -i FILE|syms
 annotate|annotate|--stdio -i FILE|hot
 diff|diff|OWN FILE|none
 buildid-list|buildid-list|-i FILE|none
-archive|archive|FILE|none
 inject|inject|--build-ids -i FILE -o FILE.injected|none
 evlist|evlist|-v -i FILE|none
 data-convert-json|data|convert --to-json FILE.json -i FILE|none'
@@ -93,7 +94,7 @@ samples() {
 }
 
 # run V PROC NAME FILE: run subcommand NAME on FILE (a copy in a fresh
-# directory: archive, inject and data convert write next to it) by perf V,
+# directory: inject and data convert write next to it) by perf V,
 # /proc mounted or not (PROC: proc or noproc); out, err and rc into
 # $work/V.PROC.NAME.FILE.{out,err,rc}
 run() {
@@ -109,7 +110,7 @@ run() {
 	args=${args//FILE/$d/$f}
 	# the symbols come from the symfs and the guest's kallsyms (annotate
 	# takes no kallsyms: it annotates the workload); diff, buildid-list,
-	# archive, inject and evlist take neither
+	# inject and evlist take neither
 	local sym=()
 	case $w in
 	report|script) sym=(--symfs "$symfs" --kallsyms "$dir/kallsyms") ;;
@@ -120,7 +121,7 @@ run() {
 		>"$b.out" 2>"$b.err" </dev/null
 	echo $? >"$b.rc"
 	# stderr, numbers, paths and sizes left out, the lines perf says
-	# every time (progress, archive's instructions) too
+	# every time (progress) too
 	sed -e "s|$d/||g" -e "s|$f|FILE|g" -e 's/[0-9][0-9.,]*/N/g' -e 's/  */ /g' "$b.err" |
 		grep -iE 'warn|error|fail|unknown|unsupported|invalid|cannot|can.t|not found|missing|segmentation|bad|corrupt' |
 		sort -u >"$b.warn"
