@@ -331,6 +331,7 @@ static int build_id_cache__add_one(const char *dir, const struct build_id_entry 
 	bool vdso = !strcmp(e->path, "[vdso]");
 	const char *name = e->path[0] == '/' ? e->path + 1 : e->path;
 	char sbid[2 * PD_BUILD_ID_SIZE + 1], d[PATH_MAX], f[PATH_MAX], l[PATH_MAX], t[PATH_MAX];
+	size_t ldir;	/* l up to .build-id/XX */
 	struct stat sb;
 	int ret = 0;
 
@@ -340,7 +341,7 @@ static int build_id_cache__add_one(const char *dir, const struct build_id_entry 
 	if ((size_t)snprintf(d, sizeof(d), "%s/%s/%s", dir, name, sbid) >= sizeof(d) ||
 	    (size_t)snprintf(f, sizeof(f), "%s/%s", d, kallsyms ? "kallsyms" : vdso ? "vdso" : "elf") >=
 		    sizeof(f) ||
-	    (size_t)snprintf(l, sizeof(l), "%s/.build-id/%.2s", dir, sbid) >= sizeof(l) ||
+	    (size_t)snprintf(l, sizeof(l), "%s/.build-id/%.2s/%s", dir, sbid, sbid + 2) >= sizeof(l) ||
 	    (size_t)snprintf(t, sizeof(t), "../../%s/%s", name, sbid) >= sizeof(t)) {
 		errno = ENAMETOOLONG;
 		return -1;
@@ -371,10 +372,11 @@ static int build_id_cache__add_one(const char *dir, const struct build_id_entry 
 				return -1;
 		}
 	}
+	ldir = strlen(l) - strlen(sbid + 2) - 1;
+	l[ldir] = '\0';
 	if (mkdir_p(l))
 		return -1;
-	strncat(l, "/", sizeof(l) - strlen(l) - 1);
-	strncat(l, sbid + 2, sizeof(l) - strlen(l) - 1);
+	l[ldir] = '/';
 	if (symlink(t, l) && errno != EEXIST)
 		return -1;
 	return 0;

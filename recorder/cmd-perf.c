@@ -323,30 +323,21 @@ static int perf_cmd__merge_file(const struct perf_cmd *pc, const char *file, con
 }
 
 /*
- * The files perf wrote: its -o, or with --switch-output each OUTPUT.<digits>
- * written since the run started (since), in name order (their time order).
+ * With --switch-output, the files perf wrote: each OUTPUT.<digits> written
+ * since the run started (since), in name order (their time order).
  */
-static int perf_cmd__files(const struct perf_cmd *pc, time_t since, glob_t *g)
+static int perf_cmd__switched(const struct perf_cmd *pc, time_t since, glob_t *g)
 {
 	char *pat;
 	size_t n = 0;
 	int ret;
 
-	if (!pc->switching) {
-		g->gl_pathc = 1;
-		g->gl_pathv = calloc(2, sizeof(char *));
-		if (!g->gl_pathv || !(g->gl_pathv[0] = strdup(pc->output)))
-			return -1;
-		return 0;
-	}
 	if (asprintf(&pat, "%s.[0-9]*", pc->output) < 0)
 		return -1;
 	ret = glob(pat, 0, NULL, g);
 	free(pat);
-	if (ret == GLOB_NOMATCH) {
-		g->gl_pathc = 0;
+	if (ret == GLOB_NOMATCH)
 		return 0;
-	}
 	if (ret)
 		return -1;
 	for (size_t i = 0; i < g->gl_pathc; i++) {
@@ -362,21 +353,13 @@ static int perf_cmd__files(const struct perf_cmd *pc, time_t since, glob_t *g)
 	return 0;
 }
 
-static void perf_cmd__files_free(const struct perf_cmd *pc, glob_t *g)
-{
-	if (!pc->switching) {
-		if (g->gl_pathv)
-			free(g->gl_pathv[0]);
-		free(g->gl_pathv);
-		return;
-	}
-	globfree(g);
-}
-
 /* perf's files, the records of fd (bytes) merged in and stitched, in place. */
 static int perf_cmd__merge(const struct perf_cmd *pc, int fd, __u64 bytes, time_t since)
 {
 	struct stitch_stats st = { 0 };
+	char *one[] = { (char *)pc->output };
+	char **files = one;
+	size_t nr = 1;
 	glob_t g = { 0 };
 	void *map = NULL;
 	int err = 0;
@@ -388,28 +371,31 @@ static int perf_cmd__merge(const struct perf_cmd *pc, int fd, __u64 bytes, time_
 			return -1;
 		}
 	}
-	if (perf_cmd__files(pc, since, &g)) {
-		pr_err("cannot list perf's files %s.*: %s", pc->output, strerror(errno));
-		err = -1;
-	} else if (!g.gl_pathc) {
-		pr_err("perf wrote no %s.<timestamp> file", pc->output);
-		err = -1;
+	if (pc->switching) {
+		if (perf_cmd__switched(pc, since, &g)) {
+			pr_err("cannot list perf's files %s.*: %s", pc->output, strerror(errno));
+			err = -1;
+		} else if (!g.gl_pathc) {
+			pr_err("perf wrote no %s.<timestamp> file", pc->output);
+			err = -1;
+		}
+		files = g.gl_pathv;
+		nr = g.gl_pathc;
 	}
-	for (size_t i = 0; !err && i < g.gl_pathc; i++)
-		err = perf_cmd__merge_file(pc, g.gl_pathv[i], map, bytes, &st);
+	for (size_t i = 0; !err && i < nr; i++)
+		err = perf_cmd__merge_file(pc, files[i], map, bytes, &st);
 	if (map)
 		munmap(map, bytes);
-	if (err) {
-		perf_cmd__files_free(pc, &g);
+	if (pc->switching)
+		globfree(&g);
+	if (err)
 		return -1;
-	}
 	if (pc->stats)
 		printf("samples: %" PRIu64 "\ndeferred: %" PRIu64 "\nstitched: %" PRIu64
 		       "\nunmatched: %" PRIu64 "\ndeferred-records: %" PRIu64
 		       "\nlost-records: %" PRIu64 "\nfiles: %zu\n",
 		       (uint64_t)st.samples, (uint64_t)st.deferred, (uint64_t)st.stitched,
-		       (uint64_t)st.unmatched, (uint64_t)st.records, (uint64_t)st.lost_records,
-		       (size_t)g.gl_pathc);
+		       (uint64_t)st.unmatched, (uint64_t)st.records, (uint64_t)st.lost_records, nr);
 	if (st.lost_records)
 		pr_warn("%" PRIu64 " deferred callchains were lost (module ring full): raise --mmap-pages",
 			(uint64_t)st.lost_records);
@@ -424,14 +410,12 @@ static int perf_cmd__merge(const struct perf_cmd *pc, int fd, __u64 bytes, time_
 		else if (pc->switching)
 			fprintf(stderr, "[ perf-defer: %" PRIu64 " of %" PRIu64 " samples deferred, %" PRIu64
 				" stitched; %zu files %s.<timestamp> rewritten ]\n", (uint64_t)st.deferred,
-				(uint64_t)st.samples, (uint64_t)st.stitched, (size_t)g.gl_pathc,
-				pc->output);
+				(uint64_t)st.samples, (uint64_t)st.stitched, nr, pc->output);
 		else
 			fprintf(stderr, "[ perf-defer: %" PRIu64 " of %" PRIu64 " samples deferred, %" PRIu64
 				" stitched; %s rewritten ]\n", (uint64_t)st.deferred, (uint64_t)st.samples,
 				(uint64_t)st.stitched, pc->output);
 	}
-	perf_cmd__files_free(pc, &g);
 	return 0;
 }
 

@@ -56,10 +56,18 @@ ours=(st-kernel.data keep-st-kernel.data pp-kernel.data keep-kernel.data)
 # the workload's own functions, as perf names them
 wlsyms='leaf_kernel|epsilon|delta|gamma_|beta|alpha|main'
 
-ln -sf ../../keep-st-kernel.data "$dir/keep-st-kernel.data"
+# src FILE: where FILE is (our stitch of the deferred form is readers.sh's
+# own, the rest came from its guest)
+src() {
+	case $1 in
+	keep-st-kernel.data) echo "$top_dir/$1" ;;
+	*) echo "$dir/$1" ;;
+	esac
+}
+
 for f in "$own" "${ours[@]}" kallsyms; do
-	if [ ! -s "$dir/$f" ]; then
-		echo "Bail out! $dir/$f missing (tests/readers.sh records it)"
+	if [ ! -s "$(src "$f")" ]; then
+		echo "Bail out! $(src "$f") missing (tests/readers.sh records it)"
 		exit 1
 	fi
 done
@@ -103,7 +111,7 @@ run() {
 	w=$(echo "$SUBCMDS" | awk -F '|' -v n="$name" '$1 == n { print $2 }')
 	args=$(echo "$SUBCMDS" | awk -F '|' -v n="$name" '$1 == n { print $3 }')
 	d=$(mktemp -d "$work/run.XXXXXX")
-	cp "$dir/$f" "$d/$f"
+	cp "$(src "$f")" "$d/$f"
 	[ "$f" = "$own" ] || cp "$dir/$own" "$d/$own"
 	[ "$proc" = proc ] || np=(--no-proc)
 	args=${args//OWN/$d/$own}
@@ -160,7 +168,7 @@ done
 [ $pp = 0 ] || n=$((n + ${#stitched[@]}))
 tap_plan $n
 for f in "$own" "${ours[@]}"; do
-	echo "# $f: $(samples "$dir/$f") samples"
+	echo "# $f: $(samples "$(src "$f")") samples"
 done
 
 for v in "${versions[@]}"; do
@@ -193,7 +201,7 @@ for v in "${versions[@]}"; do
 					why+=("no leaf_kernel")
 				fi
 				if [ "$check" = count ]; then
-					c=$(count "$name" "$b.out") want=$(samples "$dir/$f")
+					c=$(count "$name" "$b.out") want=$(samples "$(src "$f")")
 					[ "$c" = "$want" ] || why+=("$c samples of $want")
 				fi
 				if [ ${#why[@]} -gt 0 ]; then
@@ -213,7 +221,7 @@ done
 perfparser() {
 	local b=$work/pp.$1
 
-	"$perfparser" --input "$dir/$1" --print-stats --kallsyms "$dir/kallsyms" >"$b.out" 2>&1 </dev/null
+	"$perfparser" --input "$(src "$1")" --print-stats --kallsyms "$dir/kallsyms" >"$b.out" 2>&1 </dev/null
 	echo $? >"$b.rc"
 	sed -e 's/[0-9][0-9]*/N/g' "$b.out" |
 		grep -iE 'not properly|unhandled|unknown|uknown|error|warn|fail|invalid|cannot|corrupt' |
@@ -236,7 +244,7 @@ if [ $pp = 1 ]; then
 		[ "$(cat "$b.rc")" = 0 ] || why+=("exit $(cat "$b.rc")")
 		extra=$(comm -23 "$b.warn" "$work/pp.$own.warn")
 		[ -z "$extra" ] || why+=("complaints perf's own file does not cause")
-		c=$(sed -n 's/^samples: //p' "$b.out") want=$(samples "$dir/$f")
+		c=$(sed -n 's/^samples: //p' "$b.out") want=$(samples "$(src "$f")")
 		[ "$c" = "$want" ] || why+=("${c:-no} samples of $want")
 		v=$(sed -n 's/^samples time violations: //p' "$b.out")
 		[ "$v" = 0 ] || why+=("${v:-unknown} time violations")
