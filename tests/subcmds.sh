@@ -29,10 +29,9 @@
 #    the result is a skip that says so);
 #  - it prints no warning that perf's own file does not also cause (the
 #    lines of stderr, numbers and file names left out);
-#  - it gives the same workload symbols as on perf's own file (report,
-#    script: all of them; report -n and annotate, which show where samples
-#    were taken: the hot one), and, for script and report -n, every sample
-#    of the file (perf-defer dump --stats counts them).
+#  - it gives the same workload symbols as on perf's own file (report
+#    with call chains, script), and, for script and report -n, every
+#    sample of the file (perf-defer dump --stats counts them).
 # With 6.1 among the versions, also hotspot's perfparser, an independent
 # reader (Debian's hotspot package), on each of our stitched files: it
 # complains of nothing it does not also complain of on perf's own file,
@@ -74,10 +73,11 @@ done
 
 # NAME|COMMAND|ARGS|CHECK: perf COMMAND ARGS, FILE standing for the input
 # and OWN for perf's own file; CHECK: syms (the workload's symbols as on
-# perf's own file: each of them is in the samples' call chains), hot (its
-# hot function, leaf_kernel, where it shows only the functions samples
-# were taken in: a function that only calls on has such samples by chance),
-# count (hot, and every sample of the file), or none
+# perf's own file: each of them is in the samples' call chains), count
+# (every sample of the file), or none.  report -n without children and
+# annotate show only the functions samples were taken in: which of the
+# workload's own get any is chance (wl_calls kernel spends ~99% of its
+# time in the kernel), so they are held to their exit and warnings.
 SUBCMDS='report|report|--stdio -i FILE|syms
 report-dso-sym|report|--stdio --sort dso,sym -i FILE|syms
 report-socket-core-time|report|--stdio --sort socket,core,time -i FILE|none
@@ -89,7 +89,7 @@ report-header-only|report|--header-only -i FILE|none
 script|script|-i FILE|count
 script-fields|script|-F time,period,ip,sym,dso -i FILE|syms
 script-ns|script|--ns -i FILE|syms
-annotate|annotate|--stdio -i FILE|hot
+annotate|annotate|--stdio -i FILE|none
 diff|diff|OWN FILE|none
 buildid-list|buildid-list|-i FILE|none
 inject|inject|--build-ids -i FILE -o FILE.injected|none
@@ -197,8 +197,6 @@ for v in "${versions[@]}"; do
 				if [ "$check" = syms ]; then
 					ms=$(syms "$ob.out" | comm -23 - <(syms "$b.out") | tr '\n' ' ')
 					[ -z "$ms" ] || why+=("no $ms")
-				elif [ "$check" != none ] && ! grep -qw leaf_kernel "$b.out"; then
-					why+=("no leaf_kernel")
 				fi
 				if [ "$check" = count ]; then
 					c=$(count "$name" "$b.out") want=$(samples "$(src "$f")")
