@@ -352,15 +352,24 @@ static void feat_cmdline(struct buf *b, const struct perf_data_features *f)
 		buf__string(b, f->argv[i] ? f->argv[i] : "");
 }
 
+/*
+ * The attrs here go without defer_callchain and defer_output, which stay in
+ * the attrs section: perf < 6.19 refuses the whole list over a bit it does
+ * not know ("Reserved bits are set unexpectedly"), and the list serves only
+ * the names and 'report --header'.  perf >= 6.19 takes the bits from the
+ * attrs section ('perf evlist -v' shows them).
+ */
 static void feat_event_desc(struct buf *b, const struct evlist *el)
 {
 	buf__u32(b, evlist__nr(el));
 	buf__u32(b, PD_ATTR_SIZE);
 	for (unsigned int i = 0; i < evlist__nr(el); i++) {
 		const struct evsel *a = evlist__attr(el, i);
+		struct perf_event_attr attr = a->attr;
 		char name[64];
 
-		buf__put(b, &a->attr, PD_ATTR_SIZE);
+		attr__clear_defer(&attr);
+		buf__put(b, &attr, PD_ATTR_SIZE);
 		buf__u32(b, a->nr_ids);
 		buf__string(b, evsel__name(a, name, sizeof(name)));
 		buf__put(b, a->ids, (size_t)a->nr_ids * 8);
