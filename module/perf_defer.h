@@ -23,7 +23,7 @@
 #include <linux/perf_defer.h>
 #include <asm/ptrace.h>
 
-#include "compat/config.h"
+#include "compat/compat.h"
 
 /* Sessions open at once; a request keeps one attach slot per session. */
 #define PD_MAX_SESSIONS		16

@@ -492,7 +492,7 @@ int pd_request_init(void)
 	 * reach every CPU's copy (a NULL func ran from the irq_work IPI)
 	 */
 	for_each_possible_cpu(cpu)
-		per_cpu(pd_kick, cpu) = IRQ_WORK_INIT_HARD(pd_kick_fn);
+		pd_init_irq_work_hard(per_cpu_ptr(&pd_kick, cpu), pd_kick_fn);
 	pd_pool_bits = ilog2(pd_pool_size);
 	pd_pool = vzalloc(array_size(pd_pool_size, sizeof(*pd_pool)));
 	if (!pd_pool)

@@ -95,11 +95,13 @@ static int __init pd_test_preempt_init(void)
 		return -ENOENT;
 	}
 	for_each_online_cpu(cpu) {
-		t = kthread_create_on_cpu(pd_hog_fn, NULL, cpu, "pd_hog/%u");
+		/* not kthread_create_on_cpu(): 5.10 does not export it */
+		t = kthread_create(pd_hog_fn, NULL, "pd_hog/%u", cpu);
 		if (IS_ERR(t)) {
 			ret = PTR_ERR(t);
 			goto err;
 		}
+		kthread_bind(t, cpu);
 		sched_set_fifo(t);
 		pd_hogs[cpu] = t;
 		wake_up_process(t);	/* to its first sleep */
