@@ -19,6 +19,7 @@
 #include <linux/perf_event.h>
 #include <linux/perf_defer.h>
 
+#include "../include/perf_defer_tested.h"
 #include "builtin.h"
 #include "evsel.h"
 #include "util.h"
@@ -34,6 +35,36 @@ static const char status_usage[] =
 	"\n"
 	"    -v, --verbose    also show the recorder version, perf_event_paranoid and probe details\n"
 	"    -h, --help       show this help\n";
+
+/* Is SERIES ("6.18") a word of the list LIST? */
+static bool status__listed(const char *list, const char *series)
+{
+	size_t n = strlen(series);
+
+	for (const char *p = list; (p = strstr(p, series)); p += n)
+		if ((p == list || p[-1] == ' ') && (p[n] == ' ' || !p[n]))
+			return true;
+	return false;
+}
+
+/*
+ * The "tested:" line: is the running kernel's series (RELEASE up to its
+ * second dot) one the test matrix runs, on the path it takes?
+ */
+static void status__tested(const char *release, bool native)
+{
+	const char *list = native ? PERF_DEFER_TESTED_NATIVE : PERF_DEFER_TESTED_MODULE;
+	size_t n = strspn(release, "0123456789");
+	char series[32];
+
+	if (release[n] == '.')
+		n += 1 + strspn(release + n + 1, "0123456789");
+	snprintf(series, sizeof(series), "%.*s", (int)n, release);
+	bool yes = status__listed(list, series);
+
+	printf("tested: %s (the tests run %s on %s%s%s)\n", yes ? "yes" : "no",
+	       native ? "native deferral" : "the module", list, yes ? "" : ", not ", yes ? "" : series);
+}
 
 /* Print the "native:" line; true when the kernel takes defer_callchain. */
 static bool status__native(bool verbose)
@@ -222,6 +253,7 @@ int cmd_status(int argc, char **argv)
 	native = status__native(verbose);
 	module = status__module();
 	printf("path: %s\n", native ? "native" : module ? "module" : "none");
+	status__tested(uts.release, native);
 	if (native || module) {
 		status__user_unwind(native);
 		return EXIT_OK;

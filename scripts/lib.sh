@@ -16,6 +16,33 @@ pd_log() {
 	echo "[ $PD_PROG: $* ]" >&2
 }
 
+# pd_kernel SERIES: "SUITE FLAVOUR HEADERS RUNS" of a test kernel of
+# scripts/kernels, or nothing (status 1) when it has no line there
+pd_kernel() {
+	awk -v s="$1" '$1 == s { print $2, $3, $4, $5; f = 1 } END { exit !f }' \
+		<(grep -v '^#' "$PD_TOP/scripts/kernels")
+}
+
+# pd_kernels [all|default|extra|manual] [module|native]: the series of
+# scripts/kernels that run by default, with --extra, or only when asked
+# for (all: default and extra, as when not said), that take the module
+# (HEADERS not native) or run natively
+pd_kernels() {
+	local runs='' kind=''
+
+	while [ $# -gt 0 ]; do
+		case $1 in
+		default|extra|manual) runs=$1 ;;
+		all) ;;
+		module|native) kind=$1 ;;
+		esac
+		shift
+	done
+	grep -v '^#' "$PD_TOP/scripts/kernels" | awk -v r="$runs" -v k="$kind" '
+		NF == 5 && (r == "" ? $5 != "manual" : $5 == r) &&
+		(k == "" || (k == "native") == ($4 == "native")) { print $1 }'
+}
+
 # pd_kernel_dir SERIES: the cache directory of a fetched test kernel, or
 # of a debug kernel built here (6.1-debug, 6.1-kcsan: scripts/debug-kernel)
 pd_kernel_dir() {

@@ -14,7 +14,10 @@ to build a module against it:
                              PREL32 relocations: each offset is relative to
                              the field itself)
   __kcrctab, __kcrctab_gpl   u32 CRC of each symbol, the same index as in
-                             the matching ksymtab (CONFIG_MODVERSIONS)
+                             the matching ksymtab (CONFIG_MODVERSIONS; a
+                             kernel without it has none, and the CRCs are
+                             written as 0, as its own Module.symvers has
+                             them)
   __ksymtab_strings          the names and namespaces
 
 Output lines are modpost's: CRC, symbol, "vmlinux", export kind, namespace,
@@ -55,16 +58,16 @@ def main():
     with open(sys.argv[1], "rb") as f:
         elf = f.read()
     secs = sections(elf)
-    for need in ("__ksymtab", "__kcrctab", "__ksymtab_strings"):
+    for need in ("__ksymtab", "__ksymtab_strings"):
         if need not in secs:
-            sys.exit(f"symvers: no {need} section: not a vmlinux built "
-                     "with CONFIG_MODVERSIONS")
+            sys.exit(f"symvers: no {need} section: not a vmlinux")
+    crcs = "__kcrctab" in secs
     n = 0
     for suffix, kind in (("", "EXPORT_SYMBOL"), ("_gpl", "EXPORT_SYMBOL_GPL")):
         if "__ksymtab" + suffix not in secs:
             continue
         taddr, toff, tsize = secs["__ksymtab" + suffix]
-        _, coff, csize = secs["__kcrctab" + suffix]
+        _, coff, csize = secs["__kcrctab" + suffix] if crcs else (0, 0, tsize // 3)
         if tsize % 12 or csize * 3 != tsize:
             sys.exit(f"symvers: __ksymtab{suffix} ({tsize} bytes) and "
                      f"__kcrctab{suffix} ({csize} bytes) do not match")
@@ -73,7 +76,7 @@ def main():
             entry = taddr + 12 * i
             name = cstring(elf, secs, entry + 4 + name_rel)
             ns = cstring(elf, secs, entry + 8 + ns_rel) if ns_rel else ""
-            crc, = struct.unpack_from("<I", elf, coff + 4 * i)
+            crc, = struct.unpack_from("<I", elf, coff + 4 * i) if crcs else (0,)
             print(f"0x{crc:08x}\t{name}\tvmlinux\t{kind}\t{ns}")
             n += 1
     if not n:

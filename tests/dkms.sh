@@ -66,17 +66,31 @@ sed 's/^/# /' /tmp/pd-dkms.native
 [ "$rc" = 77 ] && grep -q BUILD_EXCLUSIVE /tmp/pd-dkms.native
 ok $? "BUILD_EXCLUSIVE_KERNEL skips native kernel $native (exit $rc)"
 
-# The regular expression itself, on releases either side of 6.19.
+# The regular expression itself: it admits the range the tests run the
+# module on, which include/perf_defer_tested.h lists as scripts/kernels has
+# it, and nothing either side of it.
 re=$(sed -n 's/^BUILD_EXCLUSIVE_KERNEL="\(.*\)"/\1/p' "$top/dkms.conf")
+tested=$(sed -n 's/^#define PERF_DEFER_TESTED_MODULE[^"]*"\(.*\)"/\1/p' \
+	"$top/include/perf_defer_tested.h")
+kernels=$(grep -v '^#' "$top/scripts/kernels" | awk '$4 != "native" && $5 != "manual" {
+	sub(/-.*/, "", $1); if (!seen[$1]++) print $1 }' | sort -V | paste -sd' ')
+echo "# tested with the module: $tested; scripts/kernels: $kernels"
 bad=
-for r in 5.10.0-30-amd64 6.1.0-57-amd64 6.1.0-57-rt-amd64 6.6.63 6.9.1 6.12.48+deb13-amd64 6.16.3+deb13-amd64 6.18.44-fc-v1045; do
-	[[ $r =~ $re ]] || bad="$bad $r"
+for s in $tested; do
+	for r in "$s.0-amd64" "$s.99+deb13-rt-amd64" "$s.7"; do
+		[[ $r =~ $re ]] || bad="$bad $r"
+	done
 done
-for r in 6.19.0 6.19.1-amd64 6.20.0 7.0.0 7.2.1+deb14-amd64 10.1.0; do
+for r in 5.10.0-32-amd64 5.15.0-91-generic 6.0.12 6.19.0 6.19.1-amd64 6.20.0 7.0.0 7.2.1+deb14-amd64 10.1.0 16.1.0; do
 	[[ $r =~ $re ]] && bad="$bad !$r"
 done
-[ -z "$bad" ]
-ok $? "BUILD_EXCLUSIVE_KERNEL builds <= 6.18 only${bad:+ (wrong:$bad)}"
+lo=${tested%% *} hi=${tested##* }
+# the range is whole: every series between the ends is admitted
+for r in $(seq "${lo#*.}" "${hi#*.}"); do
+	[[ ${lo%%.*}.$r.0 =~ $re ]] || bad="$bad ${lo%%.*}.$r.0"
+done
+[ -n "$tested" ] && [ "$tested" = "$kernels" ] && [ -z "$bad" ]
+ok $? "BUILD_EXCLUSIVE_KERNEL admits $lo to $hi, the range the tests run${bad:+ (wrong:$bad)}"
 
 make -s -C "$top" dkms-uninstall >/dev/null 2>&1
 ! dkms status 2>/dev/null | grep -q perf-defer

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# The reference comparison: the same workloads recorded under both setups,
-#  - module: Debian 6.12 with our module, perf-defer record --keep-deferred
+# reference.sh [SERIES]: the reference comparison, the same workloads
+# recorded under both setups,
+#  - module: Debian SERIES (6.18 if not said: the last kernel before
+#    native deferral) with our module, perf-defer record --keep-deferred
 #    --user-unwind fp (native deferral walks frame pointers only; the
 #    module's default walk by unwind tables has tests/vm/oracle.sh);
 #  - native: Debian sid 7.2, whose kernel has deferred user callchains,
@@ -21,7 +23,8 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/tests/vm/tap.sh"
 
 out=$top/build/reference
-ko=$top/build/ko-6.12/perf_defer.ko
+series=${1:-6.18}
+ko=$top/build/ko-$series/perf_defer.ko
 pdf=$top/recorder/perf-defer
 vmt=$top/build/vm-tests
 P73=("$top/scripts/perf" 7.3)
@@ -42,7 +45,7 @@ own='main|alpha|beta|gamma_|delta|epsilon|leaf_user|leaf_kernel|thread_main|deep
 
 for f in "$ko" "$pdf" "$vmt/wl_calls" "$vmt/wl_syscall" "$vmt/ref.sh" "$vmt/tap.sh"; do
 	if [ ! -e "$f" ]; then
-		echo "Bail out! $f missing: run make tests (and scripts/check's build-6.12 step for the module)"
+		echo "Bail out! $f missing: run make tests (and scripts/kmake --kos $series for the module)"
 		exit 1
 	fi
 done
@@ -420,7 +423,7 @@ guest() {
 	ok $rc "$side guest ($series): $what of ${workloads[*]}"
 }
 
-guest module 6.12 "perf-defer record --keep-deferred" -m "$ko"
+guest module "$series" "perf-defer record --keep-deferred" -m "$ko"
 guest native 7.2 "perf 7.3 record --call-graph fp,defer" --perf 7.3
 
 for w in "${workloads[@]}"; do

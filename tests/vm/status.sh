@@ -15,8 +15,8 @@ has() {
 }
 
 case $mode in
-module) tap_plan 8 ;;
-native) tap_plan 6 ;;
+module) tap_plan 9 ;;
+native) tap_plan 7 ;;
 *) tap_plan 5 ;;
 esac
 [ "$mode" = module ] && insmod "$PERF_DEFER_KO"
@@ -37,6 +37,9 @@ module)
 	has "module: loaded, ABI 1.4"
 	has "path: module"
 	has "user-unwind: sframe,eh_frame,fp (the module's user_unwind parameter)"
+	# every kernel the tests run is one status calls tested
+	grep -Eqx "tested: yes \(the tests run the module on [0-9. ]+\)" /tmp/status.out
+	ok $? "status says the tests run the module on this kernel"
 	grep -Eq "^counters: requests [0-9]+ dedup [0-9]+ unwinds [0-9]+ records [0-9]+ drops [0-9]+ pool-empty [0-9]+ exit-pending [0-9]+ pending 0 after-unwind [0-9]+$" /tmp/status.out
 	ok $? "status shows the module's counters"
 	grep -Eq "^unwind: frames-fp [0-9]+ frames-sframe [0-9]+ frames-eh-frame [0-9]+ table-objects [0-9]+ table-stopped [0-9]+ table-cache-hits [0-9]+$" /tmp/status.out
@@ -50,6 +53,8 @@ native)
 	has "module: not loaded"
 	has "path: native"
 	has "user-unwind: fp (the kernel's deferred walk uses frame pointers only)"
+	grep -Eqx "tested: yes \(the tests run native deferral on [0-9. ]+\)" /tmp/status.out
+	ok $? "status says the tests run native deferral on this kernel"
 	[ "$rc" = 0 ]
 	ok $? "exit 0 (rc=$rc)"
 	;;
