@@ -81,7 +81,9 @@ dkms-install:
 	cp dkms.conf $(DKMS_SRC)/
 	cp module/Kbuild module/Makefile $(filter-out %.mod.c,$(wildcard module/*.[ch])) \
 		$(DKMS_SRC)/module/
-	cp module/compat/probe.sh $(wildcard module/compat/*.c) $(DKMS_SRC)/module/compat/
+	cp module/compat/probe.sh $(wildcard module/compat/*.c) \
+		$(filter-out %/config.h,$(wildcard module/compat/*.h)) $(DKMS_SRC)/module/compat/
+	cp include/perf_defer_tested.h $(DKMS_SRC)/include/
 	cp include/uapi/linux/perf_defer.h $(DKMS_SRC)/include/uapi/linux/
 	dkms install perf-defer/$(VERSION) $(if $(KERNELRELEASE),-k $(KERNELRELEASE))
 
