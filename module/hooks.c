@@ -56,6 +56,32 @@ struct pd_slot {
 static DEFINE_PER_CPU(struct pd_slot, pd_slots[4]);
 
 /*
+ * The context level of the code the probe @p interrupted, the slot both
+ * hooks of one sample use.  A probe reached through ftrace, or through an
+ * optimised jump, runs in that code's context.  One reached through int3
+ * does not: x86 (since 5.9) handles a kernel int3 as an NMI, whose
+ * nmi_enter() adds NMI_OFFSET + HARDIRQ_OFFSET, so it reads as level 3.
+ * perf_callchain() has an ftrace entry from 5.16 on only (before, its
+ * object was built without), and perf_callchain_user() has one: on 5.10
+ * the two hooks of a hardirq sample would use slots 3 and 2.  Neither
+ * probe is ever optimised (both have a post-handler), so kprobe_ftrace()
+ * tells the two ways apart, and an int3 in a real NMI still reads as
+ * level 3.
+ */
+static __always_inline unsigned int pd_probe_level(struct kprobe *p)
+{
+	unsigned long pc = preempt_count();
+
+	if (!kprobe_ftrace(p) && (pc & NMI_MASK))
+		pc -= NMI_OFFSET + HARDIRQ_OFFSET;
+	if (pc & NMI_MASK)
+		return 3;
+	if (pc & HARDIRQ_MASK)
+		return 2;
+	return pc & SOFTIRQ_OFFSET ? 1 : 0;
+}
+
+/*
  * Tasks that never return to user space to run the unwind: kernel
  * threads, io_uring and other user workers, and tasks on their way out.
  */
@@ -101,7 +127,7 @@ bool pd_is_perf_file(struct file *file)
 static int pd_pre_perf_callchain(struct kprobe *p, struct pt_regs *regs)
 {
 	struct perf_event *event = (struct perf_event *)regs_get_kernel_argument(regs, 0);
-	struct pd_slot *slot = this_cpu_ptr(&pd_slots[interrupt_context_level()]);
+	struct pd_slot *slot = this_cpu_ptr(&pd_slots[pd_probe_level(p)]);
 	struct perf_event *key = event->parent ?: event;
 
 	slot->event = NULL;
@@ -143,7 +169,7 @@ static int pd_pre_perf_callchain_user(struct kprobe *p, struct pt_regs *regs)
 {
 	struct perf_callchain_entry_ctx *ctx = (void *)regs_get_kernel_argument(regs, 0);
 	struct pt_regs *uregs = (struct pt_regs *)regs_get_kernel_argument(regs, 1);
-	struct pd_slot *slot = this_cpu_ptr(&pd_slots[interrupt_context_level()]);
+	struct pd_slot *slot = this_cpu_ptr(&pd_slots[pd_probe_level(p)]);
 	struct perf_callchain_entry *entry = ctx->entry;
 	struct perf_event *key = slot->event;
 	struct pd_attach *att;
@@ -190,28 +216,30 @@ static int pd_pre_perf_callchain_user(struct kprobe *p, struct pt_regs *regs)
 }
 NOKPROBE_SYMBOL(pd_pre_perf_callchain_user);
 
+/*
+ * Does nothing (and is never called for a sample we defer: the
+ * pre-handler changed the IP), but its presence is what kprobes key on: a
+ * probe with a post-handler is never jump-optimised (an optimised probe
+ * cannot change the IP, and pd_probe_level() must know how the probe was
+ * reached), and on ftrace it is registered with FTRACE_OPS_FL_IPMODIFY,
+ * so a livepatch of either function is refused while we hold it instead
+ * of clashing.
+ */
+static void pd_post_nop(struct kprobe *p, struct pt_regs *regs, unsigned long flags)
+{
+}
+NOKPROBE_SYMBOL(pd_post_nop);
+
 static struct kprobe pd_kp_callchain = {
 	.symbol_name	= "perf_callchain",
 	.pre_handler	= pd_pre_perf_callchain,
+	.post_handler	= pd_post_nop,
 };
-
-/*
- * Never called for a sample we defer (the pre-handler changed the IP), but
- * its presence is what kprobes key on: a probe with a post-handler is
- * never jump-optimised (an optimised probe cannot change the IP), and on
- * ftrace it is registered with FTRACE_OPS_FL_IPMODIFY, so a livepatch of
- * perf_callchain_user() is refused while we hold it instead of clashing.
- */
-static void pd_post_perf_callchain_user(struct kprobe *p, struct pt_regs *regs,
-					unsigned long flags)
-{
-}
-NOKPROBE_SYMBOL(pd_post_perf_callchain_user);
 
 static struct kprobe pd_kp_callchain_user = {
 	.symbol_name	= "perf_callchain_user",
 	.pre_handler	= pd_pre_perf_callchain_user,
-	.post_handler	= pd_post_perf_callchain_user,
+	.post_handler	= pd_post_nop,
 };
 
 int pd_hooks_init(void)

@@ -90,6 +90,19 @@ static void pd_rings_uncharge(struct pd_session *s)
 	}
 }
 
+/*
+ * The rings' pages are charged to the opener's memory cgroup, as perf's
+ * own buffers are, where the kernel can map charged pages to user space:
+ * up to 5.10 a charged page has the Kmemcg page type, which
+ * vm_insert_page() refuses (-EINVAL), and there they are not charged.
+ * RLIMIT_MEMLOCK and mlock_kb count them either way.
+ */
+#ifdef PD_HAVE_PAGE_KMEMCG
+#define PD_GFP_RING	GFP_KERNEL
+#else
+#define PD_GFP_RING	GFP_KERNEL_ACCOUNT
+#endif
+
 int pd_rings_alloc(struct pd_session *s)
 {
 	struct pd_ring **rings;
@@ -112,7 +125,7 @@ int pd_rings_alloc(struct pd_session *s)
 		if (!r)
 			goto nomem;
 		rings[cpu] = r;
-		r->page = __vmalloc(pd_ring_bytes(s), GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+		r->page = __vmalloc(pd_ring_bytes(s), PD_GFP_RING | __GFP_ZERO);
 		if (!r->page)
 			goto nomem;
 		r->size = (u64)s->data_pages << PAGE_SHIFT;

@@ -12,20 +12,6 @@
 
 #include "config.h"
 
-#ifndef PD_HAVE_INTERRUPT_CONTEXT_LEVEL
-/* The nesting level, as 6.2's: 0 task, 1 softirq, 2 hardirq, 3 NMI. */
-static __always_inline unsigned char interrupt_context_level(void)
-{
-	unsigned long pc = preempt_count();
-	unsigned char level = 0;
-
-	level += !!(pc & NMI_MASK);
-	level += !!(pc & (NMI_MASK | HARDIRQ_MASK));
-	level += !!(pc & (NMI_MASK | HARDIRQ_MASK | SOFTIRQ_OFFSET));
-	return level;
-}
-#endif
-
 /* An irq_work run in hard interrupt context, on PREEMPT_RT too. */
 static inline void pd_init_irq_work_hard(struct irq_work *work, void (*func)(struct irq_work *))
 {

@@ -43,16 +43,18 @@ bool dl_has_user(const struct dl_sample *s)
 }
 
 /*
- * The kernel's way back to user space, from the unwind's task_work on, and
- * an execve() (bprm_execve() and below, where the image changes): the
- * functions (kallsyms names) a sample taken there passes through.
+ * The kernel's way back to user space, from the unwind's task_work on, an
+ * execve() (bprm_execve() and below, where the image changes), and a
+ * task's exit (5.10's do_exit() calls perf_event_exit_task() only after
+ * exit_mm(): its samples in between have no user chain): the functions
+ * (kallsyms names) a sample taken there passes through.
  */
 static const char *const way_out_fns[] = {
 	"pd_task_work", "task_work_run", "exit_to_user_mode_loop",
 	"exit_to_user_mode_prepare", "syscall_exit_to_user_mode",
 	"syscall_exit_to_user_mode_work", "irqentry_exit_to_user_mode",
 	"irqentry_exit", "begin_new_exec", "setup_new_exec", "load_elf_binary",
-	"bprm_execve", "do_execveat_common",
+	"bprm_execve", "do_execveat_common", "do_exit",
 };
 
 struct ksym {
