@@ -63,6 +63,7 @@ enum pd_state {
 struct pd_request {
 	int			state;
 	struct task_struct	*task;		/* owner; compared, never used */
+	u64			start_time;	/* owner's: its task_struct may be reused */
 	u64			cookie;
 	u64			exec_id;	/* owner's self_exec_id at the request */
 	u64			last_sample;	/* local_clock() of the newest */
@@ -128,7 +129,14 @@ static enum pd_find pd_request_find(struct pd_request **found, bool from_user)
 		r = &pd_pool[(h + i) & mask];
 		/* pairs with the release that published the slot */
 		state = smp_load_acquire(&r->state);
-		if (state < PD_PENDING || READ_ONCE(r->task) != current)
+		/*
+		 * A DONE slot outlives its task, whose task_struct a new task
+		 * may get: one forked from the same place as the last has
+		 * its very user registers, and would be taken as after its
+		 * own unwind.
+		 */
+		if (state < PD_PENDING || READ_ONCE(r->task) != current ||
+		    READ_ONCE(r->start_time) != current->start_time)
 			continue;
 		if (state == PD_DONE) {
 			done = r;
@@ -231,6 +239,7 @@ u64 pd_request(struct pd_attach *att, bool from_user, u64 stream_id)
 		if (!r)
 			goto fallback;
 		WRITE_ONCE(r->task, current);
+		WRITE_ONCE(r->start_time, current->start_time);
 		r->cookie = pd_new_cookie();
 		r->exec_id = current->self_exec_id;
 		WRITE_ONCE(r->last_sample, 0);
