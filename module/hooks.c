@@ -14,6 +14,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/ftrace.h>
 #include <linux/kallsyms.h>
 #include <linux/kprobes.h>
 #include <linux/objtool.h>
@@ -82,6 +83,29 @@ static __always_inline unsigned int pd_probe_level(struct kprobe *p)
 }
 
 /*
+ * An int3 at the site of a probe that ftrace carries.  text_poke_bp()
+ * puts an int3 at an ftrace site while it patches it and emulates the
+ * instruction itself; one that reaches kprobes is a stale copy of that
+ * patching (seen under multi-threaded QEMU, when the probes are armed
+ * while the sites run on the other CPU).  kprobes would then single-step
+ * from the probe's copy of the instruction, which a probe on ftrace does
+ * not have (NULL).  Step over the 5-byte site instead, as if it were the
+ * nop it is when unpatched: the sample keeps perf's own walk.  The int3
+ * entry code saves orig_ax as -1, ftrace's trampoline as 0.
+ */
+#ifndef MCOUNT_INSN_SIZE
+#define MCOUNT_INSN_SIZE	5	/* no ftrace, no probe on it: never used */
+#endif
+
+static __always_inline bool pd_stray_int3(struct kprobe *p, struct pt_regs *regs)
+{
+	if (!kprobe_ftrace(p) || regs->orig_ax != (unsigned long)-1)
+		return false;
+	regs->ip = (unsigned long)p->addr + MCOUNT_INSN_SIZE;
+	return true;
+}
+
+/*
  * Tasks that never return to user space to run the unwind: kernel
  * threads, io_uring and other user workers, and tasks on their way out.
  */
@@ -130,6 +154,8 @@ static int pd_pre_perf_callchain(struct kprobe *p, struct pt_regs *regs)
 	struct pd_slot *slot = this_cpu_ptr(&pd_slots[pd_probe_level(p)]);
 	struct perf_event *key = event->parent ?: event;
 
+	if (pd_stray_int3(p, regs))
+		return 1;
 	slot->event = NULL;
 	/* get_perf_callchain() walks the user stack only under these */
 	if (event->attr.exclude_callchain_user || !current->mm ||
@@ -176,6 +202,8 @@ static int pd_pre_perf_callchain_user(struct kprobe *p, struct pt_regs *regs)
 	bool from_user;
 	u64 cookie;
 
+	if (pd_stray_int3(p, regs))
+		return 1;
 	slot->event = NULL;
 	if (!key)
 		return 0;
@@ -230,17 +258,72 @@ static void pd_post_nop(struct kprobe *p, struct pt_regs *regs, unsigned long fl
 }
 NOKPROBE_SYMBOL(pd_post_nop);
 
+/* Registered disabled: armed only while an event is attached. */
 static struct kprobe pd_kp_callchain = {
 	.symbol_name	= "perf_callchain",
 	.pre_handler	= pd_pre_perf_callchain,
 	.post_handler	= pd_post_nop,
+	.flags		= KPROBE_FLAG_DISABLED,
 };
 
 static struct kprobe pd_kp_callchain_user = {
 	.symbol_name	= "perf_callchain_user",
 	.pre_handler	= pd_pre_perf_callchain_user,
 	.post_handler	= pd_post_nop,
+	.flags		= KPROBE_FLAG_DISABLED,
 };
+
+/* Attached events, which want the probes armed.  Under pd_lock. */
+static unsigned int pd_hooks_users;
+
+/*
+ * Arm the probes for a new attach, if it is the first: until then a
+ * sample anywhere on the machine runs exactly as without the module (a
+ * disabled probe is no ftrace callback and no int3).  The hook after the
+ * walk first, so that any perf_callchain() we see is followed by it.
+ */
+int pd_hooks_get(void)
+{
+	int ret;
+
+	lockdep_assert_held(&pd_lock);
+	if (pd_hooks_users++)
+		return 0;
+	ret = enable_kprobe(&pd_kp_callchain_user);
+	if (ret)
+		goto err_user;
+	ret = enable_kprobe(&pd_kp_callchain);
+	if (ret)
+		goto err_callchain;
+	return 0;
+
+err_callchain:
+	disable_kprobe(&pd_kp_callchain_user);
+err_user:
+	pd_hooks_users--;
+	pr_err("cannot arm the probes: %d\n", ret);
+	return ret;
+}
+
+/*
+ * Disarm the probes after the last detach.  Handlers run with preemption
+ * off (NMI, IRQ, ftrace): after the grace period none runs any more, and
+ * the slots are cleared for the next arming, which must find none left by
+ * a perf_callchain() whose walk never came.
+ */
+void pd_hooks_put(void)
+{
+	int cpu;
+
+	lockdep_assert_held(&pd_lock);
+	if (--pd_hooks_users)
+		return;
+	disable_kprobe(&pd_kp_callchain);
+	disable_kprobe(&pd_kp_callchain_user);
+	synchronize_rcu();
+	for_each_possible_cpu(cpu)
+		memset(per_cpu_ptr(pd_slots, cpu), 0, sizeof(pd_slots));
+}
 
 int pd_hooks_init(void)
 {

@@ -156,6 +156,8 @@ DECLARE_PER_CPU(struct pd_counters, pd_counters);
 /* hooks.c */
 int pd_hooks_init(void);
 void pd_hooks_exit(void);
+int pd_hooks_get(void);
+void pd_hooks_put(void);
 bool pd_is_perf_file(struct file *file);
 
 /* request.c */

@@ -146,9 +146,22 @@ static int pd_attach(struct pd_session *s, struct perf_event *event,
 	att->unwind_order = s->unwind_order;
 	if (s->dump_stack)
 		att->regs_mask = attr->sample_regs_user;
+	ret = pd_hooks_get();
+	if (ret) {
+		put_pid_ns(att->ns);
+		kfree(att);
+		return ret;
+	}
 	refcount_inc(&s->ref);
 	pd_attach_add(s, att);
 	return 0;
+}
+
+/* Unpublish an attach; the last one disarms the probes.  Under pd_lock. */
+static void pd_detach(struct pd_session *s, struct pd_attach *att)
+{
+	pd_attach_del(s, att);
+	pd_hooks_put();
 }
 
 static long pd_ioctl_attach(struct pd_session *s, void __user *uarg, bool attach)
@@ -180,7 +193,7 @@ static long pd_ioctl_attach(struct pd_session *s, void __user *uarg, bool attach
 		ret = -ENOENT;
 		list_for_each_entry(att, &s->attaches, list) {
 			if (att->event == event) {
-				pd_attach_del(s, att);
+				pd_detach(s, att);
 				ret = 0;
 				break;
 			}
@@ -400,7 +413,7 @@ static int pd_release(struct inode *inode, struct file *file)
 	mutex_lock(&pd_lock);
 	WRITE_ONCE(s->closed, true);
 	list_for_each_entry_safe(att, tmp, &s->attaches, list)
-		pd_attach_del(s, att);
+		pd_detach(s, att);
 	mutex_unlock(&pd_lock);
 	pd_dbg("session %u closed\n", s->idx);
 	pd_session_put(s);
