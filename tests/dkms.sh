@@ -81,13 +81,25 @@ for s in $tested; do
 		[[ $r =~ $re ]] || bad="$bad $r"
 	done
 done
-for r in 5.10.0-32-amd64 5.15.0-91-generic 6.0.12 6.19.0 6.19.1-amd64 6.20.0 7.0.0 7.2.1+deb14-amd64 10.1.0 16.1.0; do
+lo=${tested%% *} hi=${tested##* }
+# nothing either side: the series before the lowest (or the last of the
+# major before), after the highest, and the next majors
+below=${lo%%.*}.$((${lo#*.} - 1))
+[ "${lo#*.}" != 0 ] || below=$((${lo%%.*} - 1)).20
+for r in "$below.0" "$below.3-amd64" "${hi%%.*}.$((${hi#*.} + 1)).0" \
+	"${hi%%.*}.$((${hi#*.} + 1)).1-amd64" 7.0.0 7.2.1+deb14-amd64 10.1.0 16.1.0; do
 	[[ $r =~ $re ]] && bad="$bad !$r"
 done
-lo=${tested%% *} hi=${tested##* }
-# the range is whole: every series between the ends is admitted
-for r in $(seq "${lo#*.}" "${hi#*.}"); do
-	[[ ${lo%%.*}.$r.0 =~ $re ]] || bad="$bad ${lo%%.*}.$r.0"
+# the range is whole: every series between the ends is admitted (a major
+# before the highest's ran up to .19 at most: 4.20 was 4.x's last, 5.19
+# 5.x's)
+for m in $(seq "${lo%%.*}" "${hi%%.*}"); do
+	first=0 last=19
+	[ "$m" != "${lo%%.*}" ] || first=${lo#*.}
+	[ "$m" != "${hi%%.*}" ] || last=${hi#*.}
+	for r in $(seq "$first" "$last"); do
+		[[ $m.$r.0 =~ $re ]] || bad="$bad $m.$r.0"
+	done
 done
 [ -n "$tested" ] && [ "$tested" = "$kernels" ] && [ -z "$bad" ]
 ok $? "BUILD_EXCLUSIVE_KERNEL admits $lo to $hi, the range the tests run${bad:+ (wrong:$bad)}"

@@ -81,13 +81,16 @@ ok $? "-a -- cmd: $t of $d deferred samples stitched, perf's fp paths (rc=$rc)"
 perf-defer perf --stats record -q -e syscalls:sys_enter_read -g -o tp.data \
 	-- /tests/wl_calls kernel 1000 >stats.tp 2>rec.err
 rc=$?
-sed 's/^/# /' rec.err
+sed 's/^/# /' stats.tp rec.err
 d=$(stat stats.tp deferred) s=$(stat stats.tp samples) t=$(stat stats.tp stitched)
+l=$(stat stats.tp lost-records)
 paths tp.data $NI >tp.paths
 echo "# paths:"; sed 's/^/#   /' tp.paths
+# a sample per read(), a record per read(): a recorder that falls behind
+# on a loaded host loses records, which it reports; all others stitched
 [ $rc = 0 ] && [ "${s:-0}" -gt 100 ] && [ $((d * 100)) -ge $((s * 95)) ] &&
-	[ $((t * 100)) -ge $((d * 98)) ] && [ "$(grep -c . tp.paths)" -ge 2 ]
-ok $? "-e syscalls:sys_enter_read -g: $d of $s samples deferred, $t stitched, the workload's paths (rc=$rc)"
+	[ $(((t + ${l:-0}) * 100)) -ge $((d * 98)) ] && [ "$(grep -c . tp.paths)" -ge 2 ]
+ok $? "-e syscalls:sys_enter_read -g: $d of $s samples deferred, $t stitched, ${l:-0} records reported lost, the workload's paths (rc=$rc)"
 
 # perf >= 6.19's fp,defer: opened without the defer bits, deferred by the module
 v=$(perf version | sed -n 's/^perf version \([0-9]*\)\.\([0-9]*\).*/\1 \2/p')
@@ -154,24 +157,34 @@ sed 's/^/# /' env.out
 grep -qx 'LD_PRELOAD= SESSION=' env.out && ! grep -q perf_defer env.out
 ok $? "the workload inherits neither LD_PRELOAD nor the session"
 
-# --switch-output: each file perf writes stitched on its own
-perf-defer perf --stats record -q -g --switch-output=1s -o sw.data -- /tests/wl_calls user 3500 \
+# --switch-output: each file perf writes stitched on its own.  By size, not
+# by time: perf arms its alarm when it parses its options and drops a hit
+# that comes before it is ready, so where its start takes longer than the
+# period (a loaded TCG host) it never switches.
+perf-defer perf --stats record -q -g --switch-output=100K -o sw.data -- /tests/wl_calls user 3500 \
 	>stats.sw 2>rec.err
 rc=$?
 sed 's/^/# /' stats.sw rec.err
-ok $rc "--switch-output=1s (rc=$rc)"
+ok $rc "--switch-output=100K (rc=$rc)"
 n=0 bad=''
 : >sw.all
+last=
+for f in sw.data.[0-9]*; do last=$f; done
 for f in sw.data.[0-9]*; do
 	[ -f "$f" ] || continue
 	n=$((n + 1))
 	w=$(warnings "$f" $NI)
 	paths "$f" $NI >sw.paths
-	echo "# $f: $(perf-defer dump --stats -i "$f" 2>/dev/null | awk '/SAMPLE events:/ { print $3; exit }') samples; paths: $(tr '\n' ' ' <sw.paths)"
+	ns=$(perf-defer dump --stats -i "$f" 2>/dev/null | awk '/SAMPLE events:/ { print $3; exit }')
+	echo "# $f: $ns samples; paths: $(tr '\n' ' ' <sw.paths)"
 	cat sw.paths >>sw.all
 	# each file reads cleanly; its paths (those of >= 2% of its samples:
-	# in a short file a rare path can reach that) include perf's
-	if [ -n "$w" ] || ! grep -qxF -f fp.user sw.paths; then
+	# in a short file a rare path can reach that) include perf's, but in
+	# the last, which may hold only the workload's exit, or nothing when
+	# perf switched just before the end (perf report then says "no
+	# samples", as on such a file of its own)
+	[ "$f" != "$last" ] || [ "${ns:-0}" -gt 0 ] || continue
+	if [ -n "$w" ] || { [ "$f" != "$last" ] && ! grep -qxF -f fp.user sw.paths; }; then
 		bad="$bad $f${w:+ ($w)}"
 	fi
 done

@@ -361,7 +361,11 @@ TEST_F_TIMEOUT(safe, no_livelock_from_own_task_work, 120)
 	/* no throttling: it would break the loop, slowly */
 	read_file("/proc/sys/kernel/perf_event_max_sample_rate", rate, sizeof(rate));
 	read_file("/proc/sys/kernel/perf_cpu_time_max_percent", pct, sizeof(pct));
-	/* the rate first: it cannot be written once throttling is off */
+	/*
+	 * the rate first: it cannot be written while throttling is off,
+	 * which an earlier test in this guest (stress.sh) may have left so
+	 */
+	ASSERT_EQ(0, write_file("/proc/sys/kernel/perf_cpu_time_max_percent", "25"));
 	ASSERT_EQ(0, write_file("/proc/sys/kernel/perf_event_max_sample_rate", "100000000"));
 	ASSERT_EQ(0, write_file("/proc/sys/kernel/perf_cpu_time_max_percent", "0"));
 
