@@ -446,7 +446,8 @@ TEST_F_TIMEOUT(safe, dump_whole_without_aslr, 120)
 	self_path(target, sizeof(target), "wl_syscall");
 	/* 32 KiB: more than the initial stack above main()'s frames */
 	SESS_OPEN(0, 64, 32768);
-	SPAWN("wl_exec", "-R", "--", target, "-t", "300", "-c", "64", "-d", "4");
+	/* its main thread reads: samples on the stack right below the top */
+	SPAWN("wl_exec", "-R", "--", target, "-t", "300", "-m", "-c", "64", "-d", "4");
 	dl_attr_cpu_clock(&attr, PERIOD_NS);
 	attr.sample_regs_user = DUMP_REGS;
 	EV_OPEN(0, &attr);

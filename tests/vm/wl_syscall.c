@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * wl_syscall [-t MS] [-c KIB] [-d DEPTH] [-n THREADS] [-x kill|exit] [-a MS] [-w PATH]
+ * wl_syscall [-t MS] [-c KIB] [-d DEPTH] [-n THREADS] [-m] [-x kill|exit] [-a MS] [-w PATH]
  *
  * Syscall-heavy with a deep user stack: each of THREADS threads (default
  * 1) recurses DEPTH levels (default 20) through deep() and then reads KIB
@@ -14,6 +14,11 @@
  *
  * -w PATH: write KIB KiB per call to PATH (a FIFO, say) instead of reading
  * /dev/zero; a writer to a full pipe sleeps in the middle of its call.
+ *
+ * -m: with MS > 0, the main thread is the first reader, on the process's
+ * own stack (near the top of the address space when ASLR is off), and a
+ * thread of its own stops all after MS; without it, a thread reads and
+ * the main thread sleeps.
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -30,6 +35,7 @@ static long chunk = 16384L << 10;
 static int depth = 20;
 static const char *exit_how;
 static long exit_after_ms;
+static long run_ms;
 
 NOINLINE void reader(char *buf)
 {
@@ -59,6 +65,16 @@ NOINLINE void *thread_main(void *arg)
 	return NULL;
 }
 
+static void *stopper(void *arg)
+{
+	struct timespec ts = { run_ms / 1000, (run_ms % 1000) * 1000000 };
+
+	while (nanosleep(&ts, &ts))
+		;
+	stop = 1;
+	return NULL;
+}
+
 NOINLINE void *exiter(void *arg)
 {
 	usleep(exit_after_ms * 1000);
@@ -71,9 +87,9 @@ int main(int argc, char **argv)
 {
 	long ms = 1500, threads = 1, i;
 	pthread_t tid[64], ex;
-	int opt;
+	int opt, main_reads = 0;
 
-	while ((opt = getopt(argc, argv, "t:c:d:n:x:a:w:")) != -1) {
+	while ((opt = getopt(argc, argv, "t:c:d:n:mx:a:w:")) != -1) {
 		switch (opt) {
 		case 't':
 			ms = strtol(optarg, NULL, 0);
@@ -96,8 +112,11 @@ int main(int argc, char **argv)
 		case 'w':
 			write_path = optarg;
 			break;
+		case 'm':
+			main_reads = 1;
+			break;
 		default:
-			fprintf(stderr, "usage: wl_syscall [-t MS] [-c KIB] [-d DEPTH] [-n THREADS] [-x kill|exit] [-a MS] [-w PATH]\n");
+			fprintf(stderr, "usage: wl_syscall [-t MS] [-c KIB] [-d DEPTH] [-n THREADS] [-m] [-x kill|exit] [-a MS] [-w PATH]\n");
 			return 2;
 		}
 	}
@@ -111,8 +130,14 @@ int main(int argc, char **argv)
 	for (i = 1; i < threads; i++)
 		if (pthread_create(&tid[i], NULL, thread_main, NULL))
 			return 1;
-	if (ms > 0) {
-		/* the main thread is a reader too; a timer thread stops all */
+	if (ms > 0 && main_reads) {
+		run_ms = ms;
+		if (pthread_create(&tid[0], NULL, stopper, NULL))
+			return 1;
+		thread_main(NULL);
+		pthread_join(tid[0], NULL);
+	} else if (ms > 0) {
+		/* a reader thread; the main thread stops all after MS */
 		struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
 
 		if (pthread_create(&tid[0], NULL, thread_main, NULL))
