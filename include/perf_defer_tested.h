@@ -9,7 +9,7 @@
 #define _PERF_DEFER_TESTED_H
 
 /* with the module */
-#define PERF_DEFER_TESTED_MODULE	"6.1 6.12 6.16 6.17 6.18"
+#define PERF_DEFER_TESTED_MODULE	"5.10 6.1 6.12 6.16 6.17 6.18"
 /* with native deferred callchains */
 #define PERF_DEFER_TESTED_NATIVE	"7.2"
 
