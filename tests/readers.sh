@@ -35,8 +35,8 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 series=${1:-}
 case $series in
 7.2) mode=native ;;
-6.*) mode=module ;;
-*) echo "usage: tests/readers.sh SERIES (6.1, 6.1-rt, 6.1-cloud, 6.12, 6.16 or 7.2)" >&2; exit 2 ;;
+[0-9]*) mode=module ;;
+*) echo "usage: tests/readers.sh SERIES (a kernel of scripts/kernels: 6.1, 6.18, ..., or 7.2)" >&2; exit 2 ;;
 esac
 
 # same A B UNMATCHED: the two readings (chains(), by time) give each
