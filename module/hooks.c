@@ -82,6 +82,10 @@ static __always_inline unsigned int pd_probe_level(struct kprobe *p)
 	return pc & SOFTIRQ_OFFSET ? 1 : 0;
 }
 
+#ifndef MCOUNT_INSN_SIZE
+#define MCOUNT_INSN_SIZE	5	/* no ftrace, no probe on it: never used */
+#endif
+
 /*
  * An int3 at the site of a probe that ftrace carries.  text_poke_bp()
  * puts an int3 at an ftrace site while it patches it and emulates the
@@ -93,10 +97,6 @@ static __always_inline unsigned int pd_probe_level(struct kprobe *p)
  * nop it is when unpatched: the sample keeps perf's own walk.  The int3
  * entry code saves orig_ax as -1, ftrace's trampoline as 0.
  */
-#ifndef MCOUNT_INSN_SIZE
-#define MCOUNT_INSN_SIZE	5	/* no ftrace, no probe on it: never used */
-#endif
-
 static __always_inline bool pd_stray_int3(struct kprobe *p, struct pt_regs *regs)
 {
 	if (!kprobe_ftrace(p) || regs->orig_ax != (unsigned long)-1)
@@ -151,11 +151,12 @@ bool pd_is_perf_file(struct file *file)
 static int pd_pre_perf_callchain(struct kprobe *p, struct pt_regs *regs)
 {
 	struct perf_event *event = (struct perf_event *)regs_get_kernel_argument(regs, 0);
-	struct pd_slot *slot = this_cpu_ptr(&pd_slots[pd_probe_level(p)]);
 	struct perf_event *key = event->parent ?: event;
+	struct pd_slot *slot;
 
 	if (pd_stray_int3(p, regs))
 		return 1;
+	slot = this_cpu_ptr(&pd_slots[pd_probe_level(p)]);
 	slot->event = NULL;
 	/* get_perf_callchain() walks the user stack only under these */
 	if (event->attr.exclude_callchain_user || !current->mm ||
@@ -195,15 +196,17 @@ static int pd_pre_perf_callchain_user(struct kprobe *p, struct pt_regs *regs)
 {
 	struct perf_callchain_entry_ctx *ctx = (void *)regs_get_kernel_argument(regs, 0);
 	struct pt_regs *uregs = (struct pt_regs *)regs_get_kernel_argument(regs, 1);
-	struct pd_slot *slot = this_cpu_ptr(&pd_slots[pd_probe_level(p)]);
 	struct perf_callchain_entry *entry = ctx->entry;
-	struct perf_event *key = slot->event;
+	struct perf_event *key;
 	struct pd_attach *att;
+	struct pd_slot *slot;
 	bool from_user;
 	u64 cookie;
 
 	if (pd_stray_int3(p, regs))
 		return 1;
+	slot = this_cpu_ptr(&pd_slots[pd_probe_level(p)]);
+	key = slot->event;
 	slot->event = NULL;
 	if (!key)
 		return 0;

@@ -22,6 +22,8 @@
 . "$(dirname "$0")/tap.sh"
 # shellcheck source-path=SCRIPTDIR source=perfpaths.sh
 . "$(dirname "$0")/perfpaths.sh"
+# shellcheck source-path=SCRIPTDIR source=counters.sh
+. "$(dirname "$0")/counters.sh"
 
 ko=${1:-$PERF_DEFER_KO}
 perf_guest 30 "$ko"

@@ -55,26 +55,22 @@ perf_guest() {
 	NI=--no-inline
 }
 
-# requests: the module's count of deferred samples, or nothing without it
-requests() {
-	perf-defer status 2>/dev/null | sed -n 's/^counters: requests \([0-9]*\) .*/\1/p'
-}
-
 # sigint_task SECS OPT OUT ERR CMD...: 'CMD... OPT PID' (OPT: -p or -t) on a
 # running wl_calls (user mode), stdout to OUT, stderr to ERR, ended by
 # SIGINT SECS seconds after the module began to defer its samples (the
 # command's start can take seconds on a loaded host: up to 30 more are
-# waited for); returns CMD's exit status
+# waited for; counter() of counters.sh, which the guest test sources);
+# returns CMD's exit status
 sigint_task() {
 	_secs=$1 _opt=$2 _out=$3 _err=$4
 	shift 4
 	/tests/wl_calls user 60000 &
 	_wl=$!
 	sleep 0.5
-	_r0=$(requests) _n=0
+	_r0=$(counter requests) _n=0
 	"$@" "$_opt" $_wl >"$_out" 2>"$_err" &
 	_cmd=$!
-	while [ -n "$_r0" ] && [ "$(requests)" = "$_r0" ] && [ $_n -lt 300 ] &&
+	while [ -n "$_r0" ] && [ "$(counter requests)" = "$_r0" ] && [ $_n -lt 300 ] &&
 		kill -0 $_cmd 2>/dev/null; do
 		sleep 0.1
 		_n=$((_n + 1))
