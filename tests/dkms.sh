@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# DKMS on the host, as TAP: 'make dkms-install' (dkms add/build/install)
-# against each module kernel's headers, the installed .ko kept in
-# build/dkms/RELEASE/ for the VM to load; BUILD_EXCLUSIVE_KERNEL skips the
-# native kernel; a kernel without headers gets a clear message; 'dkms
-# remove' leaves nothing behind.
+# DKMS, as TAP: 'make dkms-install' (dkms add/build/install) against each
+# module kernel's headers, the installed .ko kept in build/dkms/RELEASE/
+# for the VM to load; BUILD_EXCLUSIVE_KERNEL skips the native kernel; a
+# kernel without headers gets a clear message; 'dkms remove' leaves
+# nothing behind.
 #   tests/dkms.sh NATIVE_KERNEL_RELEASE MODULE_KERNEL_RELEASE...
+# On the host, whose headers those are.  With --series, the install and
+# the removal for test kernels of scripts/kernels; for those whose headers
+# live in a chroot ("source", "chroot"), with the dkms of that chroot's
+# Debian release:
+#   tests/dkms.sh --series SERIES...
 set -u
 
-native=${1:?usage: dkms.sh NATIVE_RELEASE MODULE_RELEASE...}
-shift
-[ $# -gt 0 ] || { echo "usage: dkms.sh NATIVE_RELEASE MODULE_RELEASE..." >&2; exit 2; }
+usage="usage: dkms.sh NATIVE_RELEASE MODULE_RELEASE... | dkms.sh --series SERIES..."
 top=$(cd "$(dirname "$0")/.." && pwd)
 ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$top/dkms.conf")
 # MODULE_INFO(abi_version): PERF_DEFER_ABI_MAJOR.PERF_DEFER_ABI_MINOR
@@ -21,20 +24,30 @@ abi=$(awk '$1 == "#define" && $2 == "PERF_DEFER_ABI_MAJOR" { M = $3 }
 # shellcheck source-path=SCRIPTDIR source=vm/tap.sh
 . "$top/tests/vm/tap.sh"
 
-tap_plan $((5 * $# + 6))
-dkms remove "perf-defer/$ver" --all >/dev/null 2>&1
-for rel in "$@"; do
-	make -s -C "$top" dkms-install KERNELRELEASE="$rel" >/tmp/pd-dkms.log 2>&1
-	ok $? "dkms add/build/install for $rel"
+# The chroot DKMS runs in ("" for the host), the bind mounts it needs, and
+# where the tree is seen from there
+root='' binds=() src=$top
+# in_root CMD...: CMD on the host, or in $root
+in_root() {
+	if [ -n "$root" ]; then pd_in_root "$root" "${binds[@]}" -- "$@"; else "$@"; fi
+}
+
+# install_one REL: 'make dkms-install' for REL, and the installed module
+# checked and kept (five results)
+install_one() {
+	local rel=$1 ko
+
+	in_root make -s -C "$src" dkms-install KERNELRELEASE="$rel" >/tmp/pd-dkms.log 2>&1
+	ok $? "dkms add/build/install for $rel${root:+ in ${root##*/}}"
 	sed 's/^/# /' /tmp/pd-dkms.log
 
-	dkms status "perf-defer/$ver" -k "$rel" | tee /tmp/pd-dkms.status | sed 's/^/# /'
+	in_root dkms status "perf-defer/$ver" -k "$rel" | tee /tmp/pd-dkms.status | sed 's/^/# /'
 	grep -q "installed" /tmp/pd-dkms.status
 	ok $? "dkms status says installed for $rel"
 
-	ko=$(find "/lib/modules/$rel/updates" -name 'perf_defer.ko*' 2>/dev/null | head -n 1)
+	ko=$(find "$root/lib/modules/$rel/updates" -name 'perf_defer.ko*' 2>/dev/null | head -n 1)
 	[ -n "$ko" ] && modinfo "$ko" | grep -q "^vermagic: *$rel "
-	ok $? "installed $ko has vermagic $rel"
+	ok $? "installed ${ko#"$root"} has vermagic $rel"
 
 	modinfo -F abi_version "$ko" 2>/dev/null | grep -qxF "$abi"
 	ok $? "modinfo shows abi_version $abi"
@@ -46,6 +59,56 @@ for rel in "$@"; do
 	*) cp "$ko" "$top/build/dkms/$rel/perf_defer.ko" ;;
 	esac
 	ok $? "kept the installed module of $rel for the VM test"
+}
+
+# removed REL...: 'dkms remove' unregisters the module and deletes the
+# installed files (two results)
+removed() {
+	local left
+
+	! in_root dkms status 2>/dev/null | grep -q perf-defer
+	ok $? "dkms remove unregisters the module${root:+ in ${root##*/}} ($*)"
+	left=$(for rel in "$@"; do find "$root/lib/modules/$rel/updates" -name 'perf_defer.ko*'; done 2>/dev/null)
+	[ -z "$left" ]
+	ok $? "dkms remove deletes the installed .ko files of $*${left:+: $left}"
+}
+
+if [ "${1:-}" = --series ]; then
+	shift
+	[ $# -gt 0 ] || { echo "$usage" >&2; exit 2; }
+	PD_PROG=dkms
+	# shellcheck source-path=SCRIPTDIR source=../scripts/lib.sh
+	. "$top/scripts/lib.sh"
+	tap_plan $((7 * $#))
+	for series in "$@"; do
+		kdir=$(pd_kernel_dir "$series") rel=$(cat "$kdir/release")
+		root='' src=$top binds=()
+		read -r _ _ headers _ < <(pd_kernel "$series")
+		if [ "$headers" != host ]; then
+			root=$("$top/scripts/deps" dkms "$series") src=/mnt/src binds=("$top:/mnt/src")
+		fi
+		if [ "$headers" = source ]; then
+			# headers built from the source: where DKMS looks for them
+			binds+=("$kdir/kbuild:/mnt/kbuild")
+			mkdir -p "$root/lib/modules/$rel"
+			ln -sfn /mnt/kbuild "$root/lib/modules/$rel/build"
+		fi
+		in_root dkms remove "perf-defer/$ver" --all >/dev/null 2>&1
+		install_one "$rel"
+		in_root make -s -C "$src" dkms-uninstall >/dev/null 2>&1
+		removed "$rel"
+	done
+	tap_done
+	exit
+fi
+native=${1:?$usage}
+shift
+[ $# -gt 0 ] || { echo "$usage" >&2; exit 2; }
+
+tap_plan $((5 * $# + 6))
+dkms remove "perf-defer/$ver" --all >/dev/null 2>&1
+for rel in "$@"; do
+	install_one "$rel"
 done
 
 # a kernel that DKMS would build for, without headers: a clear message
@@ -105,9 +168,5 @@ done
 ok $? "BUILD_EXCLUSIVE_KERNEL admits $lo to $hi, the range the tests run${bad:+ (wrong:$bad)}"
 
 make -s -C "$top" dkms-uninstall >/dev/null 2>&1
-! dkms status 2>/dev/null | grep -q perf-defer
-ok $? "dkms remove unregisters the module"
-left=$(for rel in "$@"; do find "/lib/modules/$rel/updates" -name 'perf_defer.ko*'; done 2>/dev/null)
-[ -z "$left" ]
-ok $? "dkms remove deletes the installed .ko files"
+removed "$@"
 tap_done
