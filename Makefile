@@ -15,6 +15,8 @@
 #   make demo            record a demo workload and show it through perf
 #   make bench           benchmarks in QEMU; writes docs/bench.md and .png
 #   make install         recorder to $(PREFIX)/bin, module to /lib/modules
+#   make man             the man pages into build/man (scdoc); make install-man
+#                        installs them and the bash completion
 #   make dkms-install    register, build and install the module with DKMS
 #   make lint            shellcheck of the scripts; checkpatch, W=1 build, sparse,
 #                        coccicheck and no call cycle between files of the module
@@ -75,6 +77,24 @@ install: recorder
 	$(MAKE) -C recorder install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/module INSTALL_MOD_PATH=$(DESTDIR) modules_install
 
+# The man pages, from docs/man/*.scd (scdoc)
+MAN_SRC		:= $(wildcard docs/man/*.scd)
+MAN_PAGES	:= $(patsubst docs/man/%.scd,build/man/%,$(MAN_SRC))
+
+man: $(MAN_PAGES)
+
+build/man/%: docs/man/%.scd
+	@mkdir -p build/man
+	scdoc <$< >$@.tmp && mv $@.tmp $@
+
+# the man pages and the bash completion
+install-man: man
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man4
+	install -m 0644 $(filter %.1,$(MAN_PAGES)) $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 0644 $(filter %.4,$(MAN_PAGES)) $(DESTDIR)$(PREFIX)/share/man/man4/
+	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+	install -m 0644 completion/perf-defer $(DESTDIR)$(PREFIX)/share/bash-completion/completions/
+
 dkms-install:
 	rm -rf $(DKMS_SRC)
 	mkdir -p $(DKMS_SRC)/module/compat $(DKMS_SRC)/include/uapi/linux
@@ -97,5 +117,5 @@ clean:
 	-$(MAKE) -C tests/kmod clean
 	rm -rf build
 
-.PHONY: all module recorder tests check check-all stress check-debug demo bench lint install \
+.PHONY: all module recorder tests check check-all stress check-debug demo bench lint install man install-man \
 	dkms-install dkms-uninstall clean
