@@ -30,12 +30,28 @@
 #include "synth.h"
 #include "util.h"
 
-/* Every event we open samples these, so that times sit at known places. */
+/*
+ * What every event we open samples, as perf record sets it: the id only
+ * when there are several events to tell apart, the CPU only when the
+ * recording is per CPU (-a, -C).  Each field costs 8 bytes in every
+ * sample and in every other record's sample_id.  Times sit at known
+ * places: a sample's is its fourth word, another record's the second of
+ * its sample_id (tid, time[, id][, cpu]).
+ */
 #define REC_SAMPLE_TYPE	(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
-			 PERF_SAMPLE_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | \
-			 PERF_SAMPLE_CALLCHAIN)
-/* sample_id trailer of REC_SAMPLE_TYPE: tid, time, id, cpu */
-#define REC_ID_WORDS	4
+			 PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN)
+
+static __u64 record__sample_type(const struct record *rec)
+{
+	return REC_SAMPLE_TYPE | (rec->nr_evsel > 1 ? PERF_SAMPLE_ID : 0) |
+	       (rec->system_wide ? PERF_SAMPLE_CPU : 0);
+}
+
+/* Words of the sample_id trailer of record__sample_type(). */
+static unsigned int record__id_words(const struct record *rec)
+{
+	return 2 + (rec->nr_evsel > 1) + rec->system_wide;
+}
 
 /* One perf_event fd and its ring. */
 struct record_fd {
@@ -90,7 +106,7 @@ static void record__attr_init(struct record *rec, struct record_evsel *es, bool 
 	attr->size = sizeof(*attr);
 	attr->type = es->def->type;
 	attr->config = es->def->config;
-	attr->sample_type = REC_SAMPLE_TYPE;
+	attr->sample_type = record__sample_type(rec);
 	attr->read_format = PERF_FORMAT_ID;
 	if (rec->freq) {
 		attr->freq = 1;
@@ -432,15 +448,16 @@ static int record__start_workload(struct record *rec, int go_fd, int err_fd)
 /* --- reading ------------------------------------------------------------ */
 
 /* The time of an event, or 0 for events without one. */
-static __u64 record__event_time(const struct perf_event_header *h)
+static __u64 record__event_time(const struct record *rec, const struct perf_event_header *h)
 {
 	const __u64 *w = (const void *)h;
+	unsigned int n = record__id_words(rec);
 
 	if (h->type == PERF_RECORD_SAMPLE)
 		return h->size >= 32 ? w[3] : 0;	/* header, ip, pid/tid, time */
-	if (h->size < sizeof(*h) + REC_ID_WORDS * 8)
+	if (h->size < sizeof(*h) + n * 8)
 		return 0;
-	return w[h->size / 8 - (REC_ID_WORDS - 1)];	/* tid, >time<, id, cpu */
+	return w[h->size / 8 - (n - 1)];	/* tid, >time<[, id][, cpu] */
 }
 
 /* Copy the records in [tail, head) of one ring into the ordered queue. */
@@ -480,7 +497,7 @@ static int record__read_ring(struct record *rec, char *data, __u64 size,
 		 * (perf 7.3 leaves it unmatched).  Natively both come from one
 		 * ring, in their true order.
 		 */
-		if (ordered__push(rec->oq, record__event_time(h), buf, len,
+		if (ordered__push(rec->oq, record__event_time(rec, h), buf, len,
 				  module && h->type == PERF_DEFER_RECORD_CALLCHAIN_DEFERRED ?
 				  ORDERED_EARLY : 0))
 			return -1;
@@ -548,11 +565,11 @@ static int record__synthesize(struct record *rec)
 	pid_t *pids;
 	int ret, n, i;
 
-	ret = synth__kernel_mmap(record__emit_direct, rec, REC_ID_WORDS);
+	ret = synth__kernel_mmap(record__emit_direct, rec, record__id_words(rec));
 	if (ret)
 		return ret;
 	if (rec->system_wide)
-		return synth__all(record__emit_direct, rec, REC_ID_WORDS, rec->dwarf);
+		return synth__all(record__emit_direct, rec, record__id_words(rec), rec->dwarf);
 	if (!rec->pid_list && !rec->tid_list)
 		return 0;	/* the workload's maps come with its exec */
 	n = record__parse_pids("-p", rec->pid_list ?: rec->tid_list, &pids);
@@ -563,7 +580,7 @@ static int record__synthesize(struct record *rec)
 			tid = pids[i];
 			pid = record__tgid(tid);
 		}
-		ret = synth__process(record__emit_direct, rec, REC_ID_WORDS, pid, tid, rec->dwarf);
+		ret = synth__process(record__emit_direct, rec, record__id_words(rec), pid, tid, rec->dwarf);
 	}
 	free(pids);
 	return ret;

@@ -31,7 +31,7 @@ loop='i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done'
 
 has73=0
 for v in "${versions[@]}"; do [ "$v" != 7.3 ] || has73=2; done
-tap_plan $((11 + has73 + 3 * ${#versions[@]}))
+tap_plan $((14 + has73 + 3 * ${#versions[@]}))
 perf record -q --call-graph fp -o perf.data -- sh -c "$loop" 2>/dev/null
 ok $? "perf record --call-graph fp"
 "$pdf" record -q -o pd.data -- sh -c "$loop" 2>/dev/null
@@ -82,6 +82,26 @@ rc=$?
 grep -iE 'cannot|error|warn' archive.out | sed 's/^/#   /'
 [ $rc = 0 ] && [ -s cache-pd.data.tar.bz2 ] && ! grep -qiE 'cannot|error|warn' archive.out
 ok $? "perf archive packs it (rc=$rc)"
+
+# sample_type as perf record sets it (each field costs 8 bytes in every
+# record): the id only where several events are told apart, the CPU only
+# per CPU; perf's -a adds a dummy event, and the IDENTIFIER that tells it
+# apart, which a single event needs not
+stype() {
+	perf evlist -v -i "$1" 2>/dev/null | grep -v '^dummy' |
+		sed -n 's/^\([a-z-]*\).* sample_type: \([A-Z_|]*\).*/\1 \2/p' |
+		sed "${2:+s/|IDENTIFIER//}"
+}
+for opts in "" "-e cpu-clock -e task-clock" "-a"; do
+	# shellcheck disable=SC2086 # the options, into words
+	perf record -q --call-graph fp $opts -o st-perf.data -- sh -c "$loop" 2>/dev/null &&
+		"$pdf" record -q $opts -o st-pd.data -- sh -c "$loop" 2>/dev/null
+	a=$(stype st-perf.data "$(perf evlist -i st-perf.data 2>/dev/null | grep '^dummy')")
+	b=$(stype st-pd.data)
+	echo "# ${opts:-one event}: perf record: ${a//$'\n'/; }; perf-defer record: ${b//$'\n'/; }"
+	[ -n "$a" ] && [ "$a" = "$b" ]
+	ok $? "sample_type as perf record's, ${opts:-one event}"
+done
 
 if [ $has73 = 2 ]; then
 	"$top/scripts/perf" 7.3 record -q --call-graph fp -o p73.data -- sh -c "$loop" >/dev/null 2>&1 &&

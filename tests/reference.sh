@@ -14,7 +14,9 @@
 # agree, one TAP test each, on
 #  1. the set of user call paths;
 #  2. the share of samples stitched (deferred user chain merged);
-#  3. the number of deferred records per kernel entry.
+#  3. the number of deferred records per kernel entry;
+# and all of them on the sample_type of the files (what every record
+# carries, which makes the module's files as large as native's).
 # A failing test shows the two sides next to each other.  The figures are
 # '# ' comments.  TAP.
 set -u
@@ -405,7 +407,33 @@ compare() {
 
 # --- run -------------------------------------------------------------------------
 
-tap_plan $((2 + 3 * ${#workloads[@]}))
+# stype FILE: the events' sample_type as perf 7.3 lists them
+stype() {
+	"${P73[@]}" evlist -v -i "$1" 2>/dev/null | sed -n 's/.* sample_type: \([A-Z_|]*\).*/\1/p'
+}
+
+# data_bytes FILE: the size of the data section (the header's data.size)
+data_bytes() { od -An -t u8 -j 48 -N 8 "$1" | tr -d ' '; }
+
+# same_layout: the same sample_type in both files of each workload (its
+# fields, 8 bytes each, are in every sample and every record's
+# sample_id); the bytes per sample as figures
+same_layout() {
+	local w a b bad=0 n
+
+	for w in "${workloads[@]}"; do
+		a=$out/module/files/ref-$w.data b=$out/native/files/ref-$w.data
+		for f in "$a" "$b"; do
+			n=$("${P73[@]}" report --stats -i "$f" 2>/dev/null | awk '/SAMPLE events:/ { print $3; exit }')
+			echo "# $w, ${f#"$out"/}: sample_type $(stype "$f"), $(data_bytes "$f") bytes of data," \
+				"$n samples: $(awk -v b="$(data_bytes "$f")" -v n="$n" 'BEGIN { if (n) printf "%.1f", b / n }') bytes per sample"
+		done
+		[ -n "$(stype "$a")" ] && [ "$(stype "$a")" = "$(stype "$b")" ] || bad=1
+	done
+	ok $bad "the same sample_type as native in every workload's files"
+}
+
+tap_plan $((3 + 3 * ${#workloads[@]}))
 
 # guest SIDE SERIES WHAT VM-ARGS...: boot the recordings of one side, one
 # TAP test; its guest's TAP lines, and on failure what scripts/vm said
@@ -439,4 +467,5 @@ for w in "${workloads[@]}"; do
 		done
 	fi
 done
+same_layout
 tap_done
