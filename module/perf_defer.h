@@ -92,6 +92,7 @@ struct pd_session {
 	struct list_head	attaches;	/* under pd_lock */
 	unsigned int		nr_attached;
 	u32			data_pages;
+	u32			wakeup_bytes;	/* poll: a ring this full; 0: any record */
 	u32			dump_stack;	/* 0: no dump; else bytes per dump */
 	u32			unwind_order;	/* 0: the user_unwind parameter */
 	struct pd_ring		**rings;	/* per possible CPU, once set up */

@@ -198,6 +198,7 @@ bool pd_rings_readable(struct pd_session *s)
 {
 	/* pairs with smp_store_release() in pd_rings_alloc() */
 	struct pd_ring **rings = smp_load_acquire(&s->rings);
+	u64 mark = max_t(u64, s->wakeup_bytes, 1);
 	int cpu;
 
 	if (!rings)
@@ -205,7 +206,7 @@ bool pd_rings_readable(struct pd_session *s)
 	for_each_possible_cpu(cpu) {
 		struct perf_defer_mmap_page *pg = rings[cpu]->page;
 
-		if (READ_ONCE(pg->data_head) != READ_ONCE(pg->data_tail))
+		if (READ_ONCE(pg->data_head) - READ_ONCE(pg->data_tail) >= mark)
 			return true;
 	}
 	return false;
@@ -319,10 +320,20 @@ static void pd_ring_commit(struct pd_ring *r)
 	smp_store_release(&r->page->data_head, r->head);
 }
 
-/* After put_cpu(): on PREEMPT_RT the waitqueue's lock may sleep. */
-static void pd_ring_wake(struct pd_session *s)
+/*
+ * Whether @r, just written, is full enough to wake the session's poller
+ * (its wakeup_bytes): a poller woken by every record would take the
+ * sampled task's time for every one of them.
+ */
+static bool pd_ring_due(const struct pd_session *s, const struct pd_ring *r)
 {
-	if (wq_has_sleeper(&s->wq))
+	return r->head - READ_ONCE(r->page->data_tail) >= max_t(u64, s->wakeup_bytes, 1);
+}
+
+/* After put_cpu(): on PREEMPT_RT the waitqueue's lock may sleep. */
+static void pd_ring_wake(struct pd_session *s, bool due)
+{
+	if (due && wq_has_sleeper(&s->wq))
 		wake_up_interruptible(&s->wq);
 }
 
@@ -341,6 +352,7 @@ void pd_ring_emit(struct pd_attach *att, u64 cookie, const u64 *ips,
 	u64 id[6], body[2];
 	unsigned int nid;
 	struct pd_ring *r;
+	bool due = true;	/* a ring too full for the record, too */
 	size_t size;
 	int cpu;
 
@@ -363,9 +375,10 @@ void pd_ring_emit(struct pd_attach *att, u64 cookie, const u64 *ips,
 	pd_ring_put(r, ips, nr * sizeof(u64));
 	pd_ring_put(r, id, nid * sizeof(u64));
 	pd_ring_commit(r);
+	due = pd_ring_due(att->sess, r);
 out:
 	put_cpu();
-	pd_ring_wake(att->sess);
+	pd_ring_wake(att->sess, due);
 }
 
 /*
@@ -382,6 +395,7 @@ void pd_ring_emit_dump(struct pd_attach *att, u64 cookie, const struct pd_dump *
 	unsigned int nid, nregs = 0;
 	u64 size = 0, dyn = 0;
 	struct pd_ring *r;
+	bool due = true;
 	size_t len;
 	int cpu;
 
@@ -419,7 +433,8 @@ void pd_ring_emit_dump(struct pd_attach *att, u64 cookie, const struct pd_dump *
 	}
 	pd_ring_put(r, id, nid * sizeof(u64));
 	pd_ring_commit(r);
+	due = pd_ring_due(att->sess, r);
 out:
 	put_cpu();
-	pd_ring_wake(att->sess);
+	pd_ring_wake(att->sess, due);
 }

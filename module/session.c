@@ -214,17 +214,20 @@ static long pd_ioctl_set_ring(struct pd_session *s, void __user *uarg)
 	if (ret)
 		return ret;
 	if (r.__reserved || !r.data_pages || !is_power_of_2(r.data_pages) ||
-	    r.data_pages > PERF_DEFER_RING_MAX_PAGES)
+	    r.data_pages > PERF_DEFER_RING_MAX_PAGES ||
+	    r.wakeup_bytes >= (size_t)r.data_pages << PAGE_SHIFT)
 		return -EINVAL;
 
 	mutex_lock(&pd_lock);
-	if (s->rings)
+	if (s->rings) {
 		ret = -EBUSY;
-	else if (s->dump_stack &&
-		 pd_dump_record_max(s->dump_stack) > (size_t)r.data_pages << PAGE_SHIFT)
+	} else if (s->dump_stack &&
+		   pd_dump_record_max(s->dump_stack) > (size_t)r.data_pages << PAGE_SHIFT) {
 		ret = -EINVAL;	/* its dumps would never fit */
-	else
+	} else {
 		s->data_pages = r.data_pages;
+		s->wakeup_bytes = r.wakeup_bytes;
+	}
 	mutex_unlock(&pd_lock);
 	return ret;
 }

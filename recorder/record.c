@@ -732,12 +732,15 @@ static int record__loop(struct record *rec, int *status)
 		return -1;
 	}
 	/*
-	 * perf's rings wake us at a quarter full, and every 100 ms we read
-	 * everything anyway.  The module's rings are not polled: a wake-up
-	 * per record would cost the sampled task more than it saves us.
+	 * perf's rings wake us at a quarter full, the module's too where it
+	 * can (ABI 1.5: never a wake-up per record, which would cost the
+	 * sampled task more than it saves us), and every 100 ms we read
+	 * everything anyway.
 	 */
 	for (i = 0; i < rec->nr_fds; i++)
 		epoll_ctl(rec->epfd, EPOLL_CTL_ADD, rec->fds[i].fd, &ev);
+	if (rec->sess.fd >= 0 && rec->sess.wakeup)
+		epoll_ctl(rec->epfd, EPOLL_CTL_ADD, rec->sess.fd, &ev);
 
 	while (!done) {
 		struct epoll_event evs[16];

@@ -36,6 +36,14 @@ int session__open(struct session *s, unsigned int data_pages, __u32 dump_size,
 	while (dump_size && ring.data_pages < PERF_DEFER_RING_MAX_PAGES &&
 	       (size_t)ring.data_pages * getpagesize() < 256 * (dump_size + 512))
 		ring.data_pages *= 2;
+	/*
+	 * Woken when a ring is a quarter full, as perf's own rings wake us
+	 * (ABI 1.5): at high rates the 100 ms between two reads would
+	 * overflow them.  Never for every record: that wake-up costs the
+	 * sampled task, in its task_work.
+	 */
+	if (v.minor >= 5)
+		ring.wakeup_bytes = ring.data_pages * getpagesize() / 4;
 	if (ioctl(fd, PERF_DEFER_IOC_SET_RING, &ring)) {
 		pr_err("PERF_DEFER_IOC_SET_RING: %s", strerror(errno));
 		close(fd);
@@ -78,6 +86,7 @@ int session__open(struct session *s, unsigned int data_pages, __u32 dump_size,
 		}
 	}
 	s->ring_len = (size_t)(1 + ring.data_pages) * getpagesize();
+	s->wakeup = ring.wakeup_bytes != 0;
 	s->fd = fd;
 	return 0;
 }

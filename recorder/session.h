@@ -8,6 +8,7 @@
  * attached, and the per-CPU rings of CALLCHAIN_DEFERRED and USER_DUMP
  * records mapped.
  */
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <linux/types.h>
@@ -18,6 +19,7 @@
 struct session {
 	int				fd;		/* -1 when closed */
 	size_t				ring_len;	/* bytes of each ring's mapping */
+	bool				wakeup;		/* poll fd: a ring a quarter full */
 	struct perf_defer_mmap_page	*rings[SESSION_MAX_CPUS];
 	unsigned int			nr_rings;
 };

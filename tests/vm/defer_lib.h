@@ -190,6 +190,10 @@ int dl_session_open(struct dl_session *s, int idx, unsigned int data_pages);
 int dl_ioc_attach(int devfd, int perf_fd);	/* raw ioctls, 0 or -errno */
 int dl_ioc_detach(int devfd, int perf_fd);
 int dl_ioc_set_ring(int devfd, uint32_t data_pages);
+/* SET_RING with a poll wake-up mark (ABI 1.5) */
+int dl_ioc_set_ring_wakeup(int devfd, uint32_t data_pages, uint32_t wakeup_bytes);
+/* the most bytes any CPU's mapped ring of s holds unread */
+uint64_t dl_session_max_used(const struct dl_session *s);
 int dl_ioc_set_dump(int devfd, uint32_t flags, uint32_t stack_size);
 int dl_ioc_set_unwind(int devfd, const uint8_t *methods, size_t n);
 /* attach all of p's events to s, note its session in d (may be NULL) */

@@ -669,6 +669,50 @@ TEST_F_TIMEOUT(defer, poll_reports_data, 60)
 	close(ep);
 }
 
+/*
+ * wakeup_bytes: POLLIN only once a ring holds that much.  Two sessions,
+ * each with an event of the same workload, one with a mark above what it
+ * records, one with a mark of a page: records in both, POLLIN in the
+ * second only.
+ */
+TEST_F_TIMEOUT(defer, poll_waits_for_wakeup_bytes, 60)
+{
+	struct dl_collect_opts co = { .sess_drain_ms = -1 };
+	const uint32_t pages = 64, high = pages * 4096 / 2, low = 4096;
+	struct perf_event_attr attr;
+	struct pollfd pfd;
+	uint64_t used[2];
+	int i;
+
+	LOAD_MODULE();
+	dl_attr_cpu_clock(&attr, PERIOD_NS);
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, dl_session_open(&self->s[i], i, pages));
+		ASSERT_EQ(0, dl_ioc_set_ring_wakeup(self->s[i].fd, pages, i ? low : high));
+		ASSERT_EQ(0, dl_session_map(&self->s[i]));
+	}
+	SPAWN(0, "wl_syscall", "-t", "300", "-c", "8192", "-d", "4");
+	/* an event is attached to one session: one event each */
+	EV_OPEN(0, &attr, self->c[0].pid);
+	EV_OPEN(1, &attr, self->c[0].pid);
+	ATTACH(0, 0);
+	ATTACH(1, 1);
+	EXPECT_EQ(0, dl_child_go(&self->c[0]));
+	ASSERT_EQ(0, dl_collect(&self->c[0], self->p, MAX_PERF, NULL, 0, &self->d, &co));
+	for (i = 0; i < 2; i++)
+		used[i] = dl_session_max_used(&self->s[i]);
+	TH_LOG("most bytes in a ring: %llu and %llu; marks %u and %u",
+	       (unsigned long long)used[0], (unsigned long long)used[1], high, low);
+	/* the test means something only with records below the high mark */
+	ASSERT_LT(0, used[0]);
+	ASSERT_GT(high, used[0]);
+	ASSERT_LE(low, used[1]);
+	pfd = (struct pollfd){ .fd = self->s[0].fd, .events = POLLIN };
+	EXPECT_EQ(0, poll(&pfd, 1, 0)) TH_LOG("POLLIN below wakeup_bytes");
+	pfd = (struct pollfd){ .fd = self->s[1].fd, .events = POLLIN };
+	EXPECT_EQ(1, poll(&pfd, 1, 0)) TH_LOG("no POLLIN at wakeup_bytes");
+}
+
 /* ---- what records carry, and who may sample ----------------------- */
 
 /*

@@ -419,11 +419,33 @@ int dl_possible_cpus(void)
 	return max >= 0 ? max + 1 : (int)sysconf(_SC_NPROCESSORS_CONF);
 }
 
-int dl_ioc_set_ring(int devfd, uint32_t data_pages)
+int dl_ioc_set_ring_wakeup(int devfd, uint32_t data_pages, uint32_t wakeup_bytes)
 {
-	struct perf_defer_ring r = { .size = sizeof(r), .data_pages = data_pages };
+	struct perf_defer_ring r = {
+		.size = sizeof(r), .data_pages = data_pages, .wakeup_bytes = wakeup_bytes,
+	};
 
 	return ioctl(devfd, PERF_DEFER_IOC_SET_RING, &r) ? -errno : 0;
+}
+
+int dl_ioc_set_ring(int devfd, uint32_t data_pages)
+{
+	return dl_ioc_set_ring_wakeup(devfd, data_pages, 0);
+}
+
+uint64_t dl_session_max_used(const struct dl_session *s)
+{
+	uint64_t max = 0, used;
+	int cpu;
+
+	for (cpu = 0; cpu < s->ncpu && s->maps; cpu++) {
+		const struct perf_defer_mmap_page *pg = s->maps[cpu];
+
+		used = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE) - pg->data_tail;
+		if (used > max)
+			max = used;
+	}
+	return max;
 }
 
 int dl_ioc_set_dump(int devfd, uint32_t flags, uint32_t stack_size)

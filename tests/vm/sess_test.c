@@ -285,6 +285,9 @@ TEST_F(sess, set_ring_bounds)
 	SESS_SKIPPED();
 	EXPECT_EQ(0, dl_ioc_set_ring(self->s.fd, 1));
 	EXPECT_EQ(0, dl_ioc_set_ring(self->s.fd2, PERF_DEFER_RING_MAX_PAGES));
+	/* a poll mark up to the last byte of the ring (ABI 1.5) */
+	EXPECT_EQ(0, dl_ioc_set_ring_wakeup(self->s.fd, 1, 4095));
+	EXPECT_EQ(0, dl_ioc_set_ring_wakeup(self->s.fd2, 2, 1));
 }
 
 /* SET_RING with a bad size of the ring or of its struct */
@@ -294,6 +297,7 @@ FIXTURE_VARIANT(set_ring) {
 	__u32 pages;
 	int size_delta;			/* from sizeof(struct perf_defer_ring) */
 	__u32 reserved;
+	__u32 wakeup_bytes;
 };
 
 #define RING_PAGES(name, n)						\
@@ -310,12 +314,16 @@ RING_PAGES(4g_minus_1, 0xffffffffu);
 FIXTURE_VARIANT_ADD(set_ring, reserved_nonzero) { .pages = 4, .reserved = 1 };
 FIXTURE_VARIANT_ADD(set_ring, size_short) { .pages = 4, .size_delta = -1 };
 FIXTURE_VARIANT_ADD(set_ring, size_long) { .pages = 4, .size_delta = 8 };
+/* a poll mark the ring cannot reach */
+FIXTURE_VARIANT_ADD(set_ring, wakeup_ring_size) { .pages = 4, .wakeup_bytes = 4 * 4096 };
+FIXTURE_VARIANT_ADD(set_ring, wakeup_4g_minus_1) { .pages = 4, .wakeup_bytes = 0xffffffffu };
 
 TEST_F(set_ring, refused)
 {
 	struct perf_defer_ring r = {
 		.size = sizeof(r) + variant->size_delta,
 		.data_pages = variant->pages,
+		.wakeup_bytes = variant->wakeup_bytes,
 		.__reserved = variant->reserved,
 	};
 

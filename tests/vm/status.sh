@@ -34,7 +34,8 @@ none)
 	;;
 module)
 	has "native: no"
-	has "module: loaded, ABI 1.4"
+	# the ABI of the recorder built with it
+	has "module: loaded, ABI $(perf-defer --version | sed -n 's/.*(ABI \(.*\))$/\1/p')"
 	has "path: module"
 	has "user-unwind: sframe,eh_frame,fp (the module's user_unwind parameter)"
 	# every kernel the tests run is one status calls tested

@@ -25,8 +25,12 @@
 #define PERF_DEFER_DEVICE_PATH		"/dev/perf_defer"
 
 #define PERF_DEFER_ABI_MAJOR		1
-/* 1: PERF_DEFER_IOC_SET_DUMP, 2: after_unwind, 3: PERF_DEFER_IOC_SET_UNWIND */
-#define PERF_DEFER_ABI_MINOR		4
+/*
+ * 1: PERF_DEFER_IOC_SET_DUMP, 2: after_unwind, 3: PERF_DEFER_IOC_SET_UNWIND,
+ * 4: the unwind counters of struct perf_defer_stats,
+ * 5: perf_defer_ring.wakeup_bytes
+ */
+#define PERF_DEFER_ABI_MINOR		5
 
 /* 0xDF is unassigned in Documentation/userspace-api/ioctl/ioctl-number.rst */
 #define PERF_DEFER_MAGIC		0xDF
@@ -130,6 +134,12 @@ struct perf_defer_attach {
  * @size:	sizeof(struct perf_defer_ring)
  * @data_pages:	data pages per CPU: a power of two, 1 ..
  *		PERF_DEFER_RING_MAX_PAGES; default PERF_DEFER_RING_DEF_PAGES
+ * @wakeup_bytes: (ABI 1.5) poll() reports POLLIN, and a sleeping poller
+ *		is woken, only once a CPU's ring holds at least this many
+ *		bytes, as perf's wakeup_watermark; less than the ring's
+ *		data_pages * page size.  0 (the default, and before 1.5):
+ *		as soon as a ring holds any record, and a poller is woken
+ *		by every record.
  * @__reserved:	must be zero
  *
  * Only before the first mmap or attach (-EBUSY after).
@@ -137,7 +147,8 @@ struct perf_defer_attach {
 struct perf_defer_ring {
 	__u32	size;
 	__u32	data_pages;
-	__u64	__reserved;
+	__u32	wakeup_bytes;
+	__u32	__reserved;
 };
 
 #define PERF_DEFER_RING_DEF_PAGES	16
@@ -273,7 +284,7 @@ struct perf_defer_stats {
  * PERF_RECORD_CALLCHAIN_DEFERRED, and PERF_RECORD_LOST { header, id,
  * lost, sample_id } after drops.  The reader consumes [data_tail,
  * data_head) and stores data_tail; poll() reports POLLIN when any CPU's
- * ring holds data.
+ * ring holds data (from ABI 1.5, with wakeup_bytes set: that many bytes).
  */
 struct perf_defer_mmap_page {
 	__u32	version;	/* PERF_DEFER_ABI_MAJOR */
