@@ -21,7 +21,10 @@
 #   make lint            shellcheck of the scripts; checkpatch, W=1 build, sparse,
 #                        coccicheck and no call cycle between files of the module
 
-VERSION		:= 0.1.0
+# The version: dkms.conf's PACKAGE_VERSION, the one place it is written
+# (the recorder, the module's MODULE_VERSION and DKMS read it there;
+# tests/version.sh holds them together)
+VERSION		:= $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"$$/\1/p' $(CURDIR)/dkms.conf)
 PREFIX		?= /usr/local
 DESTDIR		?=
 CACHE		?= $(or $(PERF_DEFER_CACHE),/var/cache/perf-defer)
@@ -73,6 +76,9 @@ bench:
 lint:
 	scripts/lint
 
+version:
+	@echo $(VERSION)
+
 install: recorder
 	$(MAKE) -C recorder install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/module INSTALL_MOD_PATH=$(DESTDIR) modules_install
@@ -117,5 +123,5 @@ clean:
 	-$(MAKE) -C tests/kmod clean
 	rm -rf build
 
-.PHONY: all module recorder tests check check-all stress check-debug demo bench lint install man install-man \
+.PHONY: all module recorder tests check check-all stress check-debug demo bench lint version install man install-man \
 	dkms-install dkms-uninstall clean

@@ -200,4 +200,5 @@ module_exit(perf_defer_exit);
 MODULE_AUTHOR("perf-defer developers");
 MODULE_DESCRIPTION("Deferred user callchains for perf on kernels before 6.19");
 MODULE_LICENSE("GPL");
+MODULE_VERSION(PERF_DEFER_VERSION);
 MODULE_INFO(abi_version, __stringify(PERF_DEFER_ABI_MAJOR) "." __stringify(PERF_DEFER_ABI_MINOR));

@@ -49,8 +49,9 @@ install_one() {
 	[ -n "$ko" ] && modinfo "$ko" | grep -q "^vermagic: *$rel "
 	ok $? "installed ${ko#"$root"} has vermagic $rel"
 
-	modinfo -F abi_version "$ko" 2>/dev/null | grep -qxF "$abi"
-	ok $? "modinfo shows abi_version $abi"
+	[ "$(modinfo -F abi_version "$ko" 2>/dev/null)" = "$abi" ] &&
+		[ "$(modinfo -F version "$ko" 2>/dev/null)" = "$ver" ]
+	ok $? "modinfo shows abi_version $abi and version $ver"
 
 	mkdir -p "$top/build/dkms/$rel"
 	case $ko in
