@@ -26,6 +26,11 @@
 
 #define MODULE_SYSFS_DIR	"/sys/module/perf_defer"
 #define PARANOID_PATH		"/proc/sys/kernel/perf_event_paranoid"
+#define SIG_ENFORCE_PATH	"/sys/module/module/parameters/sig_enforce"
+#define LOCKDOWN_PATH		"/sys/kernel/security/lockdown"
+#define SECURE_BOOT_PATH	\
+	"/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c"
+#define DKMS_MOK		"/var/lib/dkms/mok.pub"
 
 static const char status_usage[] =
 	"usage: perf-defer status [-v]\n"
@@ -90,6 +95,55 @@ static bool status__native(bool verbose)
 	printf("native: unknown (perf_event_open: %s%s)\n", strerror(err),
 	       err == EACCES || err == EPERM ? "; check kernel.perf_event_paranoid" : "");
 	return false;
+}
+
+/* Up to len - 1 bytes of a small file, NUL-ended; the bytes read or -1. */
+static ssize_t status__read(const char *path, char *buf, size_t len)
+{
+	ssize_t n = -1;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, buf, len - 1);
+		close(fd);
+	}
+	buf[n > 0 ? n : 0] = 0;
+	return n;
+}
+
+/*
+ * Why this kernel loads only signed modules, or NULL: module.sig_enforce,
+ * lockdown (which Debian's kernels turn on under UEFI Secure Boot), or
+ * Secure Boot itself.
+ */
+static const char *status__sig_required(void)
+{
+	char buf[256];
+
+	if (status__read(SIG_ENFORCE_PATH, buf, sizeof(buf)) > 0 && buf[0] == 'Y')
+		return "module.sig_enforce=1";
+	if (status__read(LOCKDOWN_PATH, buf, sizeof(buf)) > 0 && !strstr(buf, "[none]") &&
+	    strchr(buf, '['))
+		return strstr(buf, "[confidentiality]") ? "lockdown=confidentiality" :
+		       "lockdown=integrity";
+	/* efivars: 4 bytes of attributes, then the value */
+	if (status__read(SECURE_BOOT_PATH, buf, sizeof(buf)) == 5 && buf[4] == 1)
+		return "UEFI Secure Boot";
+	return NULL;
+}
+
+/* The "signatures:" line; when the module is missing, what to do. */
+static void status__signatures(bool module)
+{
+	const char *why = status__sig_required();
+
+	printf("signatures: %s%s%s\n", why ? "required (" : "not required", why ? why : "",
+	       why ? ")" : "");
+	if (!why || module)
+		return;
+	pr_err("this kernel loads only signed modules (%s): a perf_defer.ko built with 'make' is unsigned and refused ('Key was rejected by service'). DKMS signs the module it builds with its key, %s: enroll that key with 'mokutil --import %s', reboot and confirm the enrolment, then 'modprobe perf_defer' (see perf_defer(4))",
+	       why, DKMS_MOK, DKMS_MOK);
 }
 
 /* Print the "module:" line; true when the module is usable. */
@@ -252,6 +306,8 @@ int cmd_status(int argc, char **argv)
 	}
 	native = status__native(verbose);
 	module = status__module();
+	if (!native)
+		status__signatures(module);
 	printf("path: %s\n", native ? "native" : module ? "module" : "none");
 	status__tested(uts.release, native);
 	if (native || module) {
