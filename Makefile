@@ -18,6 +18,8 @@
 #   make man             the man pages into build/man (scdoc); make install-man
 #                        installs them and the bash completion
 #   make dkms-install    register, build and install the module with DKMS
+#   make deb             perf-defer and perf-defer-dkms .debs, built in a clean
+#                        bookworm chroot (scripts/deb), checked by lintian
 #   make lint            shellcheck of the scripts; checkpatch, W=1 build, sparse,
 #                        coccicheck and no call cycle between files of the module
 
@@ -101,7 +103,8 @@ install-man: man
 	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 	install -m 0644 completion/perf-defer $(DESTDIR)$(PREFIX)/share/bash-completion/completions/
 
-dkms-install:
+# the module's sources as DKMS builds them, into DKMS_SRC
+dkms-source:
 	rm -rf $(DKMS_SRC)
 	mkdir -p $(DKMS_SRC)/module/compat $(DKMS_SRC)/include/uapi/linux
 	cp dkms.conf $(DKMS_SRC)/
@@ -111,7 +114,13 @@ dkms-install:
 		$(filter-out %/config.h,$(wildcard module/compat/*.h)) $(DKMS_SRC)/module/compat/
 	cp include/perf_defer_tested.h $(DKMS_SRC)/include/
 	cp include/uapi/linux/perf_defer.h $(DKMS_SRC)/include/uapi/linux/
+
+dkms-install: dkms-source
 	dkms install perf-defer/$(VERSION) $(if $(KERNELRELEASE),-k $(KERNELRELEASE))
+
+# the Debian packages, built in a clean bookworm chroot, into build/deb
+deb:
+	scripts/deb
 
 dkms-uninstall:
 	-dkms remove perf-defer/$(VERSION) --all
@@ -124,4 +133,4 @@ clean:
 	rm -rf build
 
 .PHONY: all module recorder tests check check-all stress check-debug demo bench lint version install man install-man \
-	dkms-install dkms-uninstall clean
+	dkms-source dkms-install deb dkms-uninstall clean
