@@ -1,0 +1,125 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# hookcost.sh REPS RATE "WORKLOADS" [native]: the guest side of 'scripts/bench
+# --hook': what the module adds to one sample in the interrupt.  Two
+# kprobe events, on the entry of perf_prepare_sample() and on its return,
+# time the part of a perf sample that calls perf_callchain() (and so the
+# module's probes on it and on perf_callchain_user()), with the trace
+# clock x86-tsc (the emulated TSC's ticks: the text trace prints no finer
+# than microseconds otherwise).  The two events cost the same in every
+# configuration.  (ftrace's function_graph does not serve: filtered to
+# one function it times a fraction of the samples taken in interrupts,
+# and the kernel's unwinder warned, once, walking through its return
+# trampoline.)  Per repetition, alternating, on each workload of
+# tests/vm/wl_bench.c (at RATE Hz, cpu-clock):
+#   kernel  perf record --call-graph fp --kernel-callchains, no module
+#           loaded: perf's kernel-only chain, the baseline
+#   idle    the same with the module loaded, nothing attached: its
+#           probes are disarmed
+#   module  perf-defer record --user-unwind fp (fp,defer through the
+#           module): the kernel chain, the cookie and the deferral request;
+#           the walk by frame pointers, as native deferral's, so that the
+#           task_work, where samples land too, is what it is natively
+#   fp      perf record --call-graph fp: kernel and user chain, walked in
+#           the interrupt
+# With native, on a kernel that defers natively (Linux >= 6.19), for the
+# same comparison there: kernel, native (perf record --call-graph
+# fp,defer: the kernel chain, the cookie and the kernel's own deferral
+# request) and fp.
+# One line per run: HOOK WL CFG REP SAMPLES MEDIAN MEAN (the samples timed,
+# and their median and mean in TSC ticks).
+reps=$1 rate=$2 wls=$3 kind=${4:-module}
+set -u
+# shellcheck source-path=SCRIPTDIR source=counters.sh
+. "$(dirname "$0")/counters.sh"
+unthrottle
+sysctl -qw kernel.perf_event_paranoid=-1
+t=/sys/kernel/tracing
+[ -d "$t/events" ] || t=/sys/kernel/debug/tracing
+[ -d "$t/events" ] || mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+[ -d "$t/events" ] || t=/sys/kernel/tracing
+fn=perf_prepare_sample
+echo 0 >"$t/tracing_on"
+echo x86-tsc >"$t/trace_clock" || { echo "Bail out! no x86-tsc trace clock"; exit 1; }
+if ! echo "p:pd_hook_in $fn" >>"$t/kprobe_events" ||
+	! echo "r:pd_hook_out $fn" >>"$t/kprobe_events"; then
+	echo "Bail out! $fn cannot be probed here"
+	exit 1
+fi
+echo 1 >"$t/events/kprobes/pd_hook_in/enable"
+echo 1 >"$t/events/kprobes/pd_hook_out/enable"
+echo 16384 >"$t/buffer_size_kb"
+wl_bin=/tests/wl_bench
+ko=${PERF_DEFER_KO:-}
+[ -d /sys/module/perf_defer ] && rmmod perf_defer
+
+# sized as bench.sh sizes them: about 400 ms unprofiled
+units=""
+for wl in $wls; do
+	u=20
+	while :; do
+		"$wl_bin" "$wl" "$u" >/tmp/cal || exit 1
+		ms=$(($(sed -n 's/^elapsed_ns //p' /tmp/cal) / 1000000))
+		[ "$ms" -ge 100 ] && break
+		u=$((u * 4))
+	done
+	units="$units $wl=$((u * 400 / (ms + 1) + 1))"
+done
+
+# durations: the ticks between each entry and its return, CPU by CPU
+# (a sample inside another on the same CPU is matched as a stack)
+durations() {
+	awk '/ pd_hook_(in|out): / {
+		cpu = $0; sub(/.*\[/, "", cpu); sub(/\].*/, "", cpu)
+		ts = $0; sub(/: pd_hook_.*/, "", ts); n = split(ts, f, " "); ts = f[n]
+		if ($0 ~ / pd_hook_in: /) { st[cpu, ++sp[cpu]] = ts; next }
+		if (sp[cpu] > 0) { print ts - st[cpu, sp[cpu]]; sp[cpu]-- }
+	}' "$t/trace" | sort -n
+}
+
+run() {	# run WL CFG REP UNITS
+	echo >"$t/trace"
+	echo 1 >"$t/tracing_on"
+	case $2 in
+	kernel|idle) perf record -q -e cpu-clock -F "$rate" --call-graph fp --kernel-callchains \
+			-o /tmp/hook.data -- "$wl_bin" "$1" "$4" >/dev/null 2>&1 ;;
+	fp) perf record -q -e cpu-clock -F "$rate" --call-graph fp -o /tmp/hook.data -- \
+			"$wl_bin" "$1" "$4" >/dev/null 2>&1 ;;
+	native) perf record -q -e cpu-clock -F "$rate" --call-graph fp,defer -o /tmp/hook.data -- \
+			"$wl_bin" "$1" "$4" >/dev/null 2>&1 ;;
+	module) perf-defer record -q -e cpu-clock -F "$rate" --user-unwind fp -o /tmp/hook.data -- \
+			"$wl_bin" "$1" "$4" >/dev/null 2>&1 ;;
+	esac
+	rc=$?
+	echo 0 >"$t/tracing_on"
+	[ "$rc" = 0 ] || { echo "Bail out! $2 on $1 failed ($rc)"; exit 1; }
+	durations >/tmp/hook.ns
+	n=$(wc -l </tmp/hook.ns)
+	med=$(awk -v n="$n" 'NR == int((n + 1) / 2) { print; exit }' /tmp/hook.ns)
+	mean=$(awk '{ s += $1 } END { if (NR) printf "%d", s / NR }' /tmp/hook.ns)
+	echo "HOOK $1 $2 $3 $n ${med:-0} ${mean:-0}"
+}
+
+rep=1
+while [ "$rep" -le "$reps" ]; do
+	for wu in $units; do
+		wl=${wu%=*} u=${wu#*=}
+		if [ "$kind" = native ]; then
+			for cfg in kernel native fp; do
+				run "$wl" "$cfg" "$rep" "$u"
+			done
+			continue
+		fi
+		[ -d /sys/module/perf_defer ] && rmmod perf_defer
+		run "$wl" kernel "$rep" "$u"
+		insmod "$ko" || { echo "Bail out! cannot load the module"; exit 1; }
+		run "$wl" idle "$rep" "$u"
+		run "$wl" module "$rep" "$u"
+		run "$wl" fp "$rep" "$u"
+	done
+	rep=$((rep + 1))
+done
+echo 0 >"$t/events/kprobes/enable"
+echo >"$t/kprobe_events"
+echo local >"$t/trace_clock"
