@@ -7,12 +7,14 @@
 #     present: DKMS builds and installs the module for 6.1;
 #  2. installing 6.12's headers (bookworm-backports) builds it for 6.12
 #     too (DKMS's kernel-header hook);
-#  3. the module DKMS built for 6.1 is taken out of the chroot and loaded
-#     in a 6.1 guest, where the recorder records through it
-#     (build/deb-install/perf_defer.ko, scripts/vm);
+#  3. 6.1 boots with the chroot shared into the guest (scripts/vm
+#     --share), and chrooted there, with the installed packages only:
+#     modprobe perf_defer, perf-defer record -g -- /bin/ls, perf report
+#     (linux-perf installed in the chroot; tests/vm/installed.sh);
 #  4. an upgrade to a newer version of both packages (built here from a
-#     copy of the tree with the version raised) rebuilds the module, and
-#     leaves nothing of the old version;
+#     copy of the tree with the version raised) rebuilds the module, which
+#     the guest of 3 then loads and records with, and leaves nothing of
+#     the old version;
 #  5. purging both packages leaves no file of theirs: the chroot's file
 #     list equals the one taken before the first install (apt's and
 #     dpkg's own bookkeeping aside, and with what the packages depend on
@@ -67,7 +69,7 @@ in_w apt-get -q update
 # again at once), is there before the file list is taken: apt leaves a
 # package's dependencies behind when it is purged
 in_w apt-get -q install -y --no-install-recommends "linux-headers-$r61" "linux-headers-$r612" \
-	dkms libelf1 &&
+	dkms libelf1 linux-perf kmod &&
 	in_w apt-get -q purge -y "linux-headers-$r612"
 ok $? "linux-headers-$r61 and what the packages depend on installed in a clean bookworm"
 files >"$out/files.before"
@@ -81,11 +83,6 @@ rc=$?
 ok $rc "apt install ./perf-defer_${ver}_amd64.deb ./perf-defer-dkms_${ver}_all.deb"
 built "$r61" "$ver"
 ok $? "dkms status: perf-defer $ver installed for $r61"
-ko=$(find "$w/lib/modules/$r61/updates" -name 'perf_defer.ko*' | head -n 1)
-if [ -n "$ko" ]; then
-	case $ko in *.xz) xz -dc "$ko" ;; *.zst) zstd -qdc "$ko" ;; *) cat "$ko" ;; esac \
-		>"$out/perf_defer.ko"
-fi
 
 in_w apt-get -q install -y --no-install-recommends "linux-headers-$r612"
 rc=$?
@@ -93,17 +90,20 @@ rc=$?
 built "$r612" "$ver"
 ok $? "installing linux-headers-$r612 builds the module for it too (rc=$rc)"
 
-# the module of the package, in the guest, with the tree's recorder
-if [ -s "$out/perf_defer.ko" ]; then
-	"$top/scripts/vm" -k 6.1 -o "$out/vm" -m "$out/perf_defer.ko" -- \
-		'status.sh module' perf_smoke.sh >"$out/vm.log" 2>&1
+# the installed root itself, booted: 6.1 with the chroot as /share
+# booted VER: the guest of step 3, on the installed root, the packages at VER
+booted() {
+	local rc
+
+	"$top/scripts/vm" -k 6.1 -o "$out/vm-$1" --share "$w" -- "installed.sh /share $1" \
+		>"$out/vm-$1.log" 2>&1
 	rc=$?
-else
-	rc=1
-	echo "# no perf_defer.ko of $r61 in the chroot"
-fi
-[ $rc = 0 ] || tail -n 20 "$out/vm.log" | sed 's/^/# /'
-ok $rc "the module DKMS built loads on $r61 and the recorder records through it"
+	grep -E '^(not )?ok ' "$out/vm-$1.log" | sed 's/^/# guest: /'
+	[ $rc = 0 ] || tail -n 20 "$out/vm-$1.log" | sed 's/^/# /'
+	return $rc
+}
+booted "$ver"
+ok $? "booted on $r61: modprobe perf_defer ($ver), perf-defer record -g -- /bin/ls, perf report"
 
 [ -f "$w/usr/share/man/man1/perf-defer-record.1.gz" ] &&
 	[ -f "$w/usr/share/man/man4/perf_defer.4.gz" ] &&
@@ -135,8 +135,8 @@ rc2=$?
 [ $rc2 = 0 ] || shown 30
 built "$r61" "$new" && built "$r612" "$new" && ! pd_in_root "$w" -- dkms status 2>&1 | grep -q "/$ver\|, $ver,"
 ok $? "upgrade to $new: rebuilt for both kernels, $ver gone from dkms (build $rc, install $rc2)"
-pd_in_root "$w" -- perf-defer --version 2>&1 | grep -q "version $new "
-ok $? "perf-defer --version says $new after the upgrade"
+pd_in_root "$w" -- perf-defer --version 2>&1 | grep -q "version $new " && booted "$new"
+ok $? "after the upgrade: perf-defer --version says $new, and $new loads and records (guest)"
 
 in_w apt-get -q purge -y perf-defer perf-defer-dkms
 ok $? "apt purge perf-defer perf-defer-dkms"
