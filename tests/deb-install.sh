@@ -108,10 +108,12 @@ ok $? "booted on $r61: modprobe perf_defer ($ver), perf-defer record -g -- /bin/
 [ -f "$w/usr/share/man/man1/perf-defer-record.1.gz" ] &&
 	[ -f "$w/usr/share/man/man4/perf_defer.4.gz" ] &&
 	[ -f "$w/usr/share/bash-completion/completions/perf-defer" ] &&
+	[ -f "$w/usr/share/doc/perf-defer/README.md.gz" ] &&
+	[ -f "$w/usr/share/doc/perf-defer/security.md.gz" ] &&
 	[ -f "$w/usr/share/doc/perf-defer-dkms/examples/60-perf-defer.rules" ] &&
 	[ ! -e "$w/etc/udev/rules.d/60-perf-defer.rules" ] &&
 	pd_in_root "$w" -- getent group perf-defer >/dev/null
-ok $? "man pages, bash completion, the perf-defer group and the udev rule as an example (off)"
+ok $? "man pages, bash completion, docs, the perf-defer group and the udev rule as an example (off)"
 
 # a newer version of both packages, built from a copy of the tree
 new=${ver%.*}.$((${ver##*.} + 1))
