@@ -17,7 +17,7 @@
 #     the old version;
 #  5. purging both packages leaves no file of theirs: the chroot's file
 #     list equals the one taken before the first install (apt's and
-#     dpkg's own bookkeeping aside, and with what the packages depend on
+#     dpkg's own bookkeeping aside, and with what the packages depend on or recommend
 #     installed before it was taken).
 # Needs build/deb from 'make deb'; builds the newer version itself.
 #   tests/deb-install.sh
@@ -45,14 +45,17 @@ trap 'rm -rf --one-file-system "$w"' EXIT
 tap_plan 10
 in_w() { pd_in_root "$w" -- "$@" >>"$log" 2>&1; }
 shown() { tail -n "${1:-15}" "$log" | sed 's/^/# /'; }
-# files: every file of the chroot but the package system's bookkeeping
-# and depmod's indexes (lib/modules/*/modules.*: no package owns them,
-# and any depmod, DKMS's at install and at removal, writes them again)
+# files: every file of the chroot but the package system's bookkeeping,
+# depmod's indexes (lib/modules/*/modules.*: no package owns them, and
+# any depmod, DKMS's at install and at removal, writes them again) and
+# DKMS's own signing key (var/lib/dkms/mok.*: made at its first build,
+# kept on purpose, the one the firmware trusts once enrolled)
 files() {
 	(cd "$w" && find . -xdev \( -path ./var/lib/dpkg -o -path ./var/lib/apt -o \
 		-path ./var/cache -o -path ./var/log -o -path ./tmp -o -path ./proc -o \
 		-path ./sys -o -path ./dev -o -path ./debs -o -path ./etc/ld.so.cache \) -prune -o -print |
-		grep -Ev '^\./(usr/)?lib/modules/[^/]+/modules\.[a-z.]+$' | sort)
+		grep -Ev '^\./(usr/)?lib/modules/[^/]+/modules\.[a-z.]+$|^\./var/lib/dkms/mok\.(key|pub)$' |
+		sort)
 }
 # built REL VER: dkms status says perf-defer VER is installed for REL
 built() {
@@ -69,9 +72,9 @@ in_w apt-get -q update
 # again at once), is there before the file list is taken: apt leaves a
 # package's dependencies behind when it is purged
 in_w apt-get -q install -y --no-install-recommends "linux-headers-$r61" "linux-headers-$r612" \
-	dkms libelf1 linux-perf kmod &&
+	dkms libelf1 linux-perf kmod openssl &&
 	in_w apt-get -q purge -y "linux-headers-$r612"
-ok $? "linux-headers-$r61 and what the packages depend on installed in a clean bookworm"
+ok $? "linux-headers-$r61 and what the packages depend on or recommend installed in a clean bookworm"
 files >"$out/files.before"
 
 mkdir -p "$w/debs"
@@ -81,8 +84,10 @@ in_w apt-get -q install -y --no-install-recommends "/debs/perf-defer_${ver}_amd6
 rc=$?
 [ $rc = 0 ] || shown 30
 ok $rc "apt install ./perf-defer_${ver}_amd64.deb ./perf-defer-dkms_${ver}_all.deb"
-built "$r61" "$ver"
-ok $? "dkms status: perf-defer $ver installed for $r61"
+built "$r61" "$ver" &&
+	ko=$(find "$w/lib/modules/$r61/updates" -name 'perf_defer.ko*' | head -n 1) &&
+	s=$(modinfo -F signer "$ko") && [ -n "$s" ] && [ -s "$w/var/lib/dkms/mok.pub" ]
+ok $? "dkms status: perf-defer $ver installed for $r61, signed with DKMS's key (${s:-unsigned})"
 
 in_w apt-get -q install -y --no-install-recommends "linux-headers-$r612"
 rc=$?
