@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/utsname.h>
@@ -22,6 +23,7 @@
 #include "../include/perf_defer_tested.h"
 #include "builtin.h"
 #include "evsel.h"
+#include "sysfs.h"
 #include "util.h"
 
 #define MODULE_SYSFS_DIR	"/sys/module/perf_defer"
@@ -97,19 +99,19 @@ static bool status__native(bool verbose)
 	return false;
 }
 
-/* Up to len - 1 bytes of a small file, NUL-ended; the bytes read or -1. */
-static ssize_t status__read(const char *path, char *buf, size_t len)
+/* UEFI Secure Boot is on: its efivar, 4 bytes of attributes, then 1. */
+static bool status__secure_boot(void)
 {
+	unsigned char v[5];
 	ssize_t n = -1;
 	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open(SECURE_BOOT_PATH, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0) {
-		n = read(fd, buf, len - 1);
+		n = read(fd, v, sizeof(v));
 		close(fd);
 	}
-	buf[n > 0 ? n : 0] = 0;
-	return n;
+	return n == sizeof(v) && v[4] == 1;
 }
 
 /*
@@ -119,18 +121,23 @@ static ssize_t status__read(const char *path, char *buf, size_t len)
  */
 static const char *status__sig_required(void)
 {
-	char buf[256];
+	const char *why = NULL;
+	char *s;
 
-	if (status__read(SIG_ENFORCE_PATH, buf, sizeof(buf)) > 0 && buf[0] == 'Y')
-		return "module.sig_enforce=1";
-	if (status__read(LOCKDOWN_PATH, buf, sizeof(buf)) > 0 && !strstr(buf, "[none]") &&
-	    strchr(buf, '['))
-		return strstr(buf, "[confidentiality]") ? "lockdown=confidentiality" :
-		       "lockdown=integrity";
-	/* efivars: 4 bytes of attributes, then the value */
-	if (status__read(SECURE_BOOT_PATH, buf, sizeof(buf)) == 5 && buf[4] == 1)
-		return "UEFI Secure Boot";
-	return NULL;
+	s = sysfs__read_str("%s", SIG_ENFORCE_PATH);
+	if (s && s[0] == 'Y')
+		why = "module.sig_enforce=1";
+	free(s);
+	if (why)
+		return why;
+	s = sysfs__read_str("%s", LOCKDOWN_PATH);
+	if (s && strchr(s, '[') && !strstr(s, "[none]"))
+		why = strstr(s, "[confidentiality]") ? "lockdown=confidentiality" :
+		      "lockdown=integrity";
+	free(s);
+	if (why)
+		return why;
+	return status__secure_boot() ? "UEFI Secure Boot" : NULL;
 }
 
 /* The "signatures:" line; when the module is missing, what to do. */

@@ -47,10 +47,12 @@ static __u64 record__sample_type(const struct record *rec)
 	       (rec->system_wide ? PERF_SAMPLE_CPU : 0);
 }
 
-/* Words of the sample_id trailer of record__sample_type(). */
+/* Words of the sample_id trailer of the sample_type the events have. */
 static unsigned int record__id_words(const struct record *rec)
 {
-	return 2 + (rec->nr_evsel > 1) + rec->system_wide;
+	__u64 type = rec->evsel[0].attr.sample_type;
+
+	return 2 + !!(type & PERF_SAMPLE_ID) + !!(type & PERF_SAMPLE_CPU);
 }
 
 /* One perf_event fd and its ring. */
