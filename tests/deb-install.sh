@@ -46,6 +46,8 @@ tap_plan 10
 in_w() { pd_in_root "$w" -- "$@" >>"$log" 2>&1; }
 shown() { tail -n "${1:-15}" "$log" | sed 's/^/# /'; }
 # files: every file of the chroot but the package system's bookkeeping,
+# runtime state (run/: a tmpfs on a booted system; udevadm test writes
+# its database there),
 # depmod's indexes (lib/modules/*/modules.*: no package owns them, and
 # any depmod, DKMS's at install and at removal, writes them again) and
 # DKMS's own signing key (var/lib/dkms/mok.*: made at its first build,
@@ -53,7 +55,8 @@ shown() { tail -n "${1:-15}" "$log" | sed 's/^/# /'; }
 files() {
 	(cd "$w" && find . -xdev \( -path ./var/lib/dpkg -o -path ./var/lib/apt -o \
 		-path ./var/cache -o -path ./var/log -o -path ./tmp -o -path ./proc -o \
-		-path ./sys -o -path ./dev -o -path ./debs -o -path ./etc/ld.so.cache \) -prune -o -print |
+		-path ./sys -o -path ./dev -o -path ./run -o -path ./debs -o -path ./etc/ld.so.cache \) \
+		-prune -o -print |
 		grep -Ev '^\./(usr/)?lib/modules/[^/]+/modules\.[a-z.]+$|^\./var/lib/dkms/mok\.(key|pub)$' |
 		sort)
 }
@@ -72,7 +75,7 @@ in_w apt-get -q update
 # again at once), is there before the file list is taken: apt leaves a
 # package's dependencies behind when it is purged
 in_w apt-get -q install -y --no-install-recommends "linux-headers-$r61" "linux-headers-$r612" \
-	dkms libelf1 linux-perf kmod openssl &&
+	dkms libelf1 linux-perf kmod openssl udev &&
 	in_w apt-get -q purge -y "linux-headers-$r612"
 ok $? "linux-headers-$r61 and what the packages depend on or recommend installed in a clean bookworm"
 files >"$out/files.before"

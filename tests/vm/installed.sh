@@ -12,7 +12,7 @@
 . "$(dirname "$0")/tap.sh"
 
 r=${1:?usage: installed.sh ROOT VERSION} ver=${2:?usage: installed.sh ROOT VERSION}
-tap_plan 6
+tap_plan 7
 for d in proc sys dev; do
 	mount --bind "/$d" "$r/$d" || exit 1
 done
@@ -25,6 +25,14 @@ v=$(cat /sys/module/perf_defer/version 2>/dev/null)
 echo "# modinfo -n perf_defer: $out; loaded: version ${v:-none}"
 echo "$out" | grep -q '/updates/dkms/perf_defer.ko' && [ "$v" = "$ver" ]
 ok $? "the module loaded is the one DKMS installed, version $ver"
+# the example udev rule, enabled for the test (and taken out again): what
+# udev would do on the device's add event
+cp "$r/usr/share/doc/perf-defer-dkms/examples/60-perf-defer.rules" "$r/etc/udev/rules.d/" &&
+	in_root udevadm test --action=add /devices/virtual/misc/perf_defer >/tmp/udev.out 2>&1
+rm -f "$r/etc/udev/rules.d/60-perf-defer.rules"
+grep -E '60-perf-defer.rules|GROUP|MODE' /tmp/udev.out | sed 's/^/# udevadm test: /'
+grep -q "60-perf-defer.rules.*GROUP" /tmp/udev.out && grep -q "60-perf-defer.rules.*MODE" /tmp/udev.out
+ok $? "the example udev rule, enabled, gives /dev/perf_defer the perf-defer group and mode 0660"
 in_root perf-defer status >/tmp/st.out 2>&1
 sed 's/^/# /' /tmp/st.out
 grep -qx 'path: module' /tmp/st.out
