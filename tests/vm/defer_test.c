@@ -921,10 +921,15 @@ int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "--sample"))
 		return sample_main(argc, argv);
-	/* defer_test --hold: hold the jump label until killed (lifecycle.sh) */
+	/*
+	 * defer_test --hold: hold the jump label until killed (lifecycle.sh,
+	 * scripts/vm); "held" on stdout says it is on
+	 */
 	if (argc > 1 && !strcmp(argv[1], "--hold")) {
 		if (dl_hold_perf_sched_events() < 0)
 			return 1;
+		printf("held\n");
+		fflush(stdout);
 		for (;;)
 			pause();
 	}
