@@ -6,6 +6,10 @@ PD_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PD_CACHE=${PERF_DEFER_CACHE:-/var/cache/perf-defer}
 PD_BUILD=${PERF_DEFER_BUILD:-$PD_TOP/build}
 PD_PROG=${PD_PROG:-$(basename "$0")}
+# What fails a guest's console (an extended regex): an oops, BUG, WARNING,
+# call trace, KASAN/UBSAN/debug-objects report, a module's kmemleak leak,
+# lockdep splat, hung task or panic
+PD_SPLAT='Oops|BUG:|WARNING:|Call Trace|KASAN|UBSAN|ODEBUG|suspected leak in perf_defer|kmemleak: [0-9]+ new suspected|possible circular locking|possible recursive locking|inconsistent lock state|blocked for more than|Kernel panic|general protection fault|kernel BUG at'
 
 pd_die() {
 	echo "$PD_PROG: $*" >&2

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# arm64.sh: Debian's arm64 kernels under qemu-system-aarch64 (TCG, -M virt
+# -cpu max), and whether any of them defers user callchains natively.
+#
+# A busybox initramfs with tests/vm/native_probe, cross-built by clang,
+# boots bookworm's 6.1 and sid's 7.2 (scripts/kernels: 6.1-arm64,
+# 7.2-arm64).  The probe samples itself with defer_callchain set, on
+# cpu-clock and on cycles (TCG's emulated PMUv3: its overflow interrupt,
+# the path x86 TCG has no PMU for), and counts deferred markers, inline
+# user frames and CALLCHAIN_DEFERRED records.  The same probe on x86-64's
+# native 7.2 (scripts/vm) is the control: there it must see deferral.
+# A guest console with an oops, BUG or WARNING fails.  TAP.
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source-path=SCRIPTDIR source=../scripts/lib.sh
+PD_PROG=arm64 . "$top/scripts/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=vm/tap.sh
+. "$top/tests/vm/tap.sh"
+
+out=$PD_BUILD/arm64
+mkdir -p "$out"
+for t in qemu-system-aarch64 clang aarch64-linux-gnu-ld; do
+	command -v "$t" >/dev/null || pd_die "$t missing: run scripts/deps packages"
+done
+busybox=$("$top/scripts/deps" busybox arm64) || pd_die "no arm64 busybox (see above)"
+
+# the probe, static for arm64
+clang --target=aarch64-linux-gnu --ld-path=/usr/bin/aarch64-linux-gnu-ld -static -O2 \
+	-Wall -Wextra -Werror -I"$top/include/uapi" -o "$out/native_probe" \
+	"$top/tests/vm/native_probe.c" || pd_die "cannot cross-build native_probe"
+
+# boot SERIES: boot an arm64 kernel on the initramfs; its console in
+# $out/SERIES.log (the probe's lines included)
+boot() {
+	local kdir root
+
+	kdir=$(pd_kernel_dir "$1") || return 1
+	root=$(mktemp -d "$out/root.XXXXXX")
+	mkdir -p "$root/bin" "$root/proc" "$root/sys"
+	install -m 0755 "$busybox" "$root/bin/busybox"
+	install -m 0755 "$out/native_probe" "$root/bin/native_probe"
+	cat >"$root/init" <<-'EOT'
+		#!/bin/busybox sh
+		/bin/busybox --install -s /bin
+		export PATH=/bin
+		mount -t proc proc /proc
+		mount -t sysfs sysfs /sys
+		echo "PDVM-BOOTED $(uname -r)"
+		for e in cpu-clock cycles; do
+			echo "PROBE $(native_probe $e)"
+			echo "PROBE-NODEFER $(native_probe $e --no-defer)"
+		done
+		echo PDVM-DONE
+		poweroff -f
+	EOT
+	chmod 0755 "$root/init"
+	(cd "$root" && find . | cpio -o -H newc --quiet) >"$out/$1.cpio"
+	rm -rf "$root"
+	timeout --foreground -k 5 600 qemu-system-aarch64 -M virt -cpu max -smp 2 -m 1024 \
+		-nodefaults -display none -no-reboot -serial "file:$out/$1.log" \
+		-kernel "$kdir/vmlinuz" -initrd "$out/$1.cpio" \
+		-append "console=ttyAMA0 panic=-1 rdinit=/init" </dev/null >"$out/$1.qemu" 2>&1
+	tr -d '\r' <"$out/$1.log" >"$out/$1.txt"
+}
+
+# field FILE TAG EVENT NAME: NAME's value on FILE's "TAG EVENT ..." line
+field() {
+	sed -n "s/^$2 $3 .*\\b$4=\\([^ ]*\\).*/\\1/p" "$1" | head -n 1
+}
+
+# clean FILE: no oops, BUG or WARNING on the console
+clean() { ! grep -Eq "$PD_SPLAT" "$1"; }
+
+tap_plan 15
+echo "# bookworm's 6.1 (arm64): no defer_callchain at all"
+boot 6.1-arm64
+f=$out/6.1-arm64.txt
+grep -q '^PDVM-DONE' "$f" && clean "$f"
+ok $? "6.1-arm64 boots to init and powers off, no oops or warning ($(sed -n 's/^PDVM-BOOTED //p' "$f"))"
+grep -q 'enabled with armv8_pmuv3 PMU driver' "$f"
+ok $? "6.1-arm64 has TCG's PMUv3 (cycles samples by its overflow interrupt)"
+for e in cpu-clock cycles; do
+	[ "$(field "$f" PROBE "$e" open)" = EINVAL ]
+	ok $? "6.1-arm64 $e: defer_callchain refused with EINVAL ($(field "$f" PROBE "$e" open))"
+	s=$(field "$f" PROBE-NODEFER "$e" samples) u=$(field "$f" PROBE-NODEFER "$e" inline_user)
+	[ "${s:-0}" -gt 0 ] && [ "${u:-0}" -gt 0 ]
+	ok $? "6.1-arm64 $e without the bit: samples with inline user frames ($u of $s)"
+done
+
+echo "# sid's 7.2 (arm64): the bit is accepted, but nothing is deferred"
+boot 7.2-arm64
+f=$out/7.2-arm64.txt
+grep -q '^PDVM-DONE' "$f" && clean "$f"
+ok $? "7.2-arm64 boots to init and powers off, no oops or warning ($(sed -n 's/^PDVM-BOOTED //p' "$f"))"
+for e in cpu-clock cycles; do
+	s=$(field "$f" PROBE "$e" samples) u=$(field "$f" PROBE "$e" inline_user)
+	[ "$(field "$f" PROBE "$e" open)" = ok ] && [ "${s:-0}" -gt 0 ]
+	ok $? "7.2-arm64 $e: defer_callchain accepted, ${s:-0} samples"
+	m=$(field "$f" PROBE "$e" deferred_marks) r=$(field "$f" PROBE "$e" deferred_records)
+	[ "${m:-1}" = 0 ] && [ "${r:-1}" = 0 ] && [ "${u:-0}" -gt 0 ]
+	ok $? "7.2-arm64 $e: no deferred marker or record, user frames inline ($m, $r, $u of $s)"
+done
+cfg=$PD_CACHE/kernels/7.2-arm64/config
+! grep -q '^CONFIG_UNWIND_USER=y' "$cfg" && ! grep -q '^CONFIG_HAVE_UNWIND_USER' "$cfg"
+ok $? "7.2-arm64 is built without CONFIG_UNWIND_USER: the arch has no user unwinder to defer to"
+
+echo "# the control: the same probe on x86-64's native 7.2 sees deferral"
+"$top/scripts/vm" -k 7.2 -o "$PD_BUILD/vm/arm64-control" -t 600 -- 'native_probe' \
+	>"$out/x86-7.2.txt" 2>&1
+rc=$?
+f=$out/x86-7.2.txt
+sed 's/^/PROBE /' "$f" >"$f.p"
+s=$(field "$f.p" PROBE cpu-clock samples) m=$(field "$f.p" PROBE cpu-clock deferred_marks)
+r=$(field "$f.p" PROBE cpu-clock deferred_records)
+[ "$rc" = 0 ] && [ "${s:-0}" -gt 0 ]
+ok $? "x86-64 7.2 cpu-clock: defer_callchain accepted, ${s:-0} samples (scripts/vm exit $rc)"
+[ "${m:-0}" -gt 0 ] && [ "${r:-0}" -gt 0 ]
+ok $? "x86-64 7.2 cpu-clock: deferred markers and CALLCHAIN_DEFERRED records (${m:-0}, ${r:-0})"
+[ "${m:-0}" = "${s:-1}" ]
+ok $? "x86-64 7.2 cpu-clock: every sample deferred (${m:-0} of ${s:-0})"
+tap_done
