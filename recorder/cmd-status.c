@@ -58,11 +58,19 @@ static bool status__listed(const char *list, const char *series)
  * The "tested:" line: is the running kernel's series (RELEASE up to its
  * second dot) one the test matrix runs, on the path it takes?
  */
-static void status__tested(const char *release, bool native)
+static void status__tested(const struct utsname *uts, bool native)
 {
 	const char *list = native ? PERF_DEFER_TESTED_NATIVE : PERF_DEFER_TESTED_MODULE;
+	const char *release = uts->release;
 	size_t n = strspn(release, "0123456789");
 	char series[32];
+
+	/* the series are of x86-64's kernels */
+	if (strcmp(uts->machine, "x86_64")) {
+		printf("tested: no (the tests run %s on x86-64 only, not on %s)\n",
+		       native ? "native deferral" : "the module", uts->machine);
+		return;
+	}
 
 	if (release[n] == '.')
 		n += 1 + strspn(release + n + 1, "0123456789");
@@ -73,21 +81,26 @@ static void status__tested(const char *release, bool native)
 	       native ? "native deferral" : "the module", list, yes ? "" : ", not ", yes ? "" : series);
 }
 
-/* Print the "native:" line; true when the kernel takes defer_callchain. */
+/* Print the "native:" line; true when the kernel defers user callchains. */
 static bool status__native(bool verbose)
 {
 	int base = evsel__probe(false);
-	int defer = base ? 0 : evsel__probe(true);
+	int defer = base ? 0 : evsel__probe_native();
 	int err = base ? base : defer;
 
 	if (verbose && base)
 		printf("native-probe: cpu-clock sampling event: %s\n", strerror(base));
 	else if (verbose)
 		printf("native-probe: cpu-clock sampling event opens; with defer_callchain: %s\n",
-		       defer ? strerror(defer) : "opens");
+		       !defer ? "opens, samples deferred" :
+		       defer == EOPNOTSUPP ? "opens, user frames inline" : strerror(defer));
 	if (!err) {
 		puts("native: yes");
 		return true;
+	}
+	if (err == EOPNOTSUPP) {
+		puts("native: no (the kernel takes defer_callchain but walks the user stack in the interrupt: built without CONFIG_UNWIND_USER)");
+		return false;
 	}
 	/* Kernels without the field reject the bit in __reserved_1. */
 	if (!base && (err == EINVAL || err == E2BIG)) {
@@ -316,7 +329,7 @@ int cmd_status(int argc, char **argv)
 	if (!native)
 		status__signatures(module);
 	printf("path: %s\n", native ? "native" : module ? "module" : "none");
-	status__tested(uts.release, native);
+	status__tested(&uts, native);
 	if (native || module) {
 		status__user_unwind(native);
 		return EXIT_OK;

@@ -121,4 +121,15 @@ static inline int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, i
  */
 int evsel__probe(bool defer_callchain);
 
+/*
+ * Does this kernel defer user callchains natively?  Taking the bit is not
+ * enough: a kernel built without CONFIG_UNWIND_USER (sid's arm64 7.2)
+ * takes it and walks the user stack in the interrupt all the same.  This
+ * samples a moment of user time on this task with defer_callchain set and
+ * reads the first sample's chain.  Returns 0 when it is deferred (or when
+ * no sample came, and the bit is trusted), EOPNOTSUPP when the bit is
+ * taken but the user frames are inline, else evsel__probe(true)'s errno.
+ */
+int evsel__probe_native(void);
+
 #endif /* PERF_DEFER_EVSEL_H */

@@ -345,7 +345,7 @@ static int record__choose_path(struct record *rec)
 		return 0;
 	}
 	/* the kernel defers frame-pointer chains only */
-	if (!rec->dwarf && !evsel__probe(true)) {
+	if (!rec->dwarf && !evsel__probe_native()) {
 		if (rec->unwind[0] && (rec->unwind[0] != PERF_DEFER_UNWIND_FP || rec->unwind[1])) {
 			pr_err("--user-unwind: this kernel defers callchains natively, and its deferred walk uses frame pointers only; leave --user-unwind out (or give fp)");
 			return -1;
@@ -373,7 +373,7 @@ static int record__choose_path(struct record *rec)
 	} else if (rec->dwarf) {
 		pr_warn("no deferred dumps here (module perf_defer not loaded: 'modprobe perf_defer'); recording with --call-graph dwarf");
 	} else {
-		pr_warn("no deferred callchains here (kernel < 6.19 and module perf_defer not loaded: 'modprobe perf_defer'); recording with --call-graph fp");
+		pr_warn("no deferred callchains here (the kernel does not defer them and module perf_defer is not loaded: 'modprobe perf_defer'); recording with --call-graph fp");
 	}
 	rec->path = RECORD_PATH_FP;
 	/* perf's own dumps are in the samples: nothing is deferred */

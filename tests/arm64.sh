@@ -4,13 +4,16 @@
 # arm64.sh: Debian's arm64 kernels under qemu-system-aarch64 (TCG, -M virt
 # -cpu max), and whether any of them defers user callchains natively.
 #
-# A busybox initramfs with tests/vm/native_probe, cross-built by clang,
-# boots bookworm's 6.1 and sid's 7.2 (scripts/kernels: 6.1-arm64,
-# 7.2-arm64).  The probe samples itself with defer_callchain set, on
+# A busybox initramfs with tests/vm/native_probe and the recorder,
+# cross-built by clang (static), boots bookworm's 6.1 and sid's 7.2
+# (scripts/kernels: 6.1-arm64, 7.2-arm64).  The probe samples itself with defer_callchain set, on
 # cpu-clock and on cycles (TCG's emulated PMUv3: its overflow interrupt,
 # the path x86 TCG has no PMU for), and counts deferred markers, inline
 # user frames and CALLCHAIN_DEFERRED records.  The same probe on x86-64's
 # native 7.2 (scripts/vm) is the control: there it must see deferral.
+# There is no module for arm64 yet: 'perf-defer status' must say so
+# without claiming native support, and 'perf-defer record -g' must fall
+# back to fp with its warning and write a file with samples.
 # A guest console with an oops, BUG or WARNING fails.  TAP.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,12 +27,19 @@ mkdir -p "$out"
 for t in qemu-system-aarch64 clang aarch64-linux-gnu-ld; do
 	command -v "$t" >/dev/null || pd_die "$t missing: run scripts/deps packages"
 done
-busybox=$("$top/scripts/deps" busybox arm64) || pd_die "no arm64 busybox (see above)"
+cross=$("$top/scripts/deps" cross arm64) || pd_die "no arm64 busybox and sysroot (see above)"
+busybox=$cross/busybox
 
-# the probe, static for arm64
-clang --target=aarch64-linux-gnu --ld-path=/usr/bin/aarch64-linux-gnu-ld -static -O2 \
-	-Wall -Wextra -Werror -I"$top/include/uapi" -o "$out/native_probe" \
+# the probe and the recorder, static for arm64
+cc="clang --target=aarch64-linux-gnu"
+ld=--ld-path=/usr/bin/aarch64-linux-gnu-ld
+$cc $ld -static -O2 -Wall -Wextra -Werror -I"$top/include/uapi" -o "$out/native_probe" \
 	"$top/tests/vm/native_probe.c" || pd_die "cannot cross-build native_probe"
+make -s -C "$top/recorder" O="$out/recorder" CC="$cc" AR=aarch64-linux-gnu-ar \
+	CPPFLAGS="-isystem $cross/sysroot/usr/include" \
+	LDFLAGS="-static $ld -L$cross/sysroot/usr/lib/aarch64-linux-gnu" \
+	LDLIBS="-lelf -lz -lzstd" "$out/recorder/perf-defer" >&2 ||
+	pd_die "cannot cross-build the recorder"
 
 # boot SERIES: boot an arm64 kernel on the initramfs; its console in
 # $out/SERIES.log (the probe's lines included)
@@ -38,20 +48,31 @@ boot() {
 
 	kdir=$(pd_kernel_dir "$1") || return 1
 	root=$(mktemp -d "$out/root.XXXXXX")
-	mkdir -p "$root/bin" "$root/proc" "$root/sys"
+	mkdir -p "$root/bin" "$root/proc" "$root/sys" "$root/tmp"
 	install -m 0755 "$busybox" "$root/bin/busybox"
 	install -m 0755 "$out/native_probe" "$root/bin/native_probe"
+	install -m 0755 "$out/recorder/perf-defer" "$root/bin/perf-defer"
 	cat >"$root/init" <<-'EOT'
 		#!/bin/busybox sh
 		/bin/busybox --install -s /bin
 		export PATH=/bin
 		mount -t proc proc /proc
 		mount -t sysfs sysfs /sys
+		mount -t tmpfs tmpfs /tmp
 		echo "PDVM-BOOTED $(uname -r)"
 		for e in cpu-clock cycles; do
 			echo "PROBE $(native_probe $e)"
 			echo "PROBE-NODEFER $(native_probe $e --no-defer)"
 		done
+		perf-defer status >/tmp/status 2>&1
+		echo "STATUS-EXIT $?"
+		sed 's/^/STATUS /' /tmp/status
+		cd /tmp
+		perf-defer record -g -o /tmp/r.data -- \
+			sh -c 'i=0; while [ $i -lt 30000 ]; do i=$((i + 1)); done' >/tmp/record 2>&1
+		echo "RECORD-EXIT $?"
+		sed 's/^/RECORD /' /tmp/record
+		perf-defer dump -i /tmp/r.data --stats 2>&1 | sed 's/^/DUMP /'
 		echo PDVM-DONE
 		poweroff -f
 	EOT
@@ -73,7 +94,28 @@ field() {
 # clean FILE: no oops, BUG or WARNING on the console
 clean() { ! grep -Eq "$PD_SPLAT" "$1"; }
 
-tap_plan 15
+# recorder_checks SERIES FILE NATIVE: the recorder without a module, on
+# SERIES: status says NATIVE, no path and why, and exits 1; record -g
+# falls back to fp with its warning and writes samples, none deferred
+recorder_checks() {
+	local s n d
+
+	grep -qxF "STATUS $3" "$2" && grep -qx 'STATUS path: none' "$2" &&
+		grep -qx 'STATUS-EXIT 1' "$2"
+	ok $? "$1: perf-defer status says '$3', path none, exit 1"
+	grep -qx 'STATUS tested: no (the tests run the module on x86-64 only, not on aarch64)' "$2"
+	ok $? "$1: perf-defer status does not call this kernel tested"
+	grep -q "^RECORD perf-defer: record: warning: no deferred callchains here (the kernel does not defer them and module perf_defer is not loaded" "$2" &&
+		grep -qx 'RECORD-EXIT 0' "$2"
+	ok $? "$1: perf-defer record -g falls back to fp with its warning, exit 0"
+	s=$(sed -n 's/^DUMP *SAMPLE events: *\([0-9]*\).*/\1/p' "$2" | head -n 1)
+	d=$(sed -n 's/^DUMP *CALLCHAIN_DEFERRED events: *\([0-9]*\).*/\1/p' "$2" | head -n 1)
+	n=$(sed -n 's/^RECORD .*(\([0-9]*\) samples).*/\1/p' "$2")
+	[ "${s:-0}" -gt 0 ] && [ "${s:-0}" = "${n:-x}" ] && [ -z "$d" ]
+	ok $? "$1: its file has the ${n:-?} samples record counted, none deferred (${s:-0}, ${d:-0})"
+}
+
+tap_plan 23
 echo "# bookworm's 6.1 (arm64): no defer_callchain at all"
 boot 6.1-arm64
 f=$out/6.1-arm64.txt
@@ -88,6 +130,8 @@ for e in cpu-clock cycles; do
 	[ "${s:-0}" -gt 0 ] && [ "${u:-0}" -gt 0 ]
 	ok $? "6.1-arm64 $e without the bit: samples with inline user frames ($u of $s)"
 done
+
+recorder_checks 6.1-arm64 "$f" 'native: no'
 
 echo "# sid's 7.2 (arm64): the bit is accepted, but nothing is deferred"
 boot 7.2-arm64
@@ -105,6 +149,8 @@ done
 cfg=$PD_CACHE/kernels/7.2-arm64/config
 ! grep -q '^CONFIG_UNWIND_USER=y' "$cfg" && ! grep -q '^CONFIG_HAVE_UNWIND_USER' "$cfg"
 ok $? "7.2-arm64 is built without CONFIG_UNWIND_USER: the arch has no user unwinder to defer to"
+
+recorder_checks 7.2-arm64 "$f" 'native: no (the kernel takes defer_callchain but walks the user stack in the interrupt: built without CONFIG_UNWIND_USER)'
 
 echo "# the control: the same probe on x86-64's native 7.2 sees deferral"
 "$top/scripts/vm" -k 7.2 -o "$PD_BUILD/vm/arm64-control" -t 600 -- 'native_probe' \
