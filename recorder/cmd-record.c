@@ -19,6 +19,7 @@
 #include "builtin.h"
 #include "evsel.h"
 #include "record.h"
+#include "sysfs.h"
 #include "util.h"
 
 static const char record_usage[] =
@@ -156,8 +157,34 @@ static int record__parse_call_graph(struct record *rec, const char *arg)
 	return 0;
 }
 
+/*
+ * The frequency against kernel.perf_event_max_sample_rate, which the
+ * kernel lowers when its sampling interrupts take too long: perf_event_open()
+ * refuses a higher sample_freq (EINVAL).  As perf record does, the default
+ * 4000 Hz is lowered to the limit with a warning, and a -F above it is an
+ * error.  Nonzero on that error.
+ */
+static int record__check_freq(struct record *rec, bool default_freq)
+{
+	long long max;
+
+	if (!rec->freq || !sysfs__read_num(&max, 10, "/proc/sys/kernel/perf_event_max_sample_rate") ||
+	    max <= 0 || rec->freq <= (__u64)max)
+		return 0;
+	if (!default_freq) {
+		pr_err("-F %llu: above the kernel's limit of %lld Hz (kernel.perf_event_max_sample_rate): give a lower -F, or raise the limit",
+		       (unsigned long long)rec->freq, max);
+		return -1;
+	}
+	pr_warn("lowering the default frequency from %llu to %lld Hz, the kernel's limit (kernel.perf_event_max_sample_rate)",
+		(unsigned long long)rec->freq, max);
+	rec->freq = max;
+	return 0;
+}
+
 static int record__parse_options(struct record *rec, int argc, char **argv)
 {
+	bool default_freq = false;
 	enum { OPT_CALL_GRAPH = 256, OPT_KEEP, OPT_STATS, OPT_USER_UNWIND };
 	static const struct option options[] = {
 		{ "event",	   required_argument, NULL, 'e' },
@@ -288,8 +315,12 @@ static int record__parse_options(struct record *rec, int argc, char **argv)
 		pr_err("--user-unwind needs --call-graph fp,defer");
 		return EXIT_USAGE;
 	}
-	if (!rec->freq && !rec->period)
+	if (!rec->freq && !rec->period) {
 		rec->freq = 4000;
+		default_freq = true;
+	}
+	if (record__check_freq(rec, default_freq))
+		return EXIT_USAGE;
 	if (!rec->nr_evsel)
 		record__add_event(rec, "cpu-clock");
 	rec->argv = argv + optind;

@@ -14,7 +14,7 @@
 . "$(dirname "$0")/counters.sh"
 
 ko=${1:-$PERF_DEFER_KO}
-tap_plan 28
+tap_plan 30
 cd /tmp || exit 1
 tap_insmod "$ko"
 
@@ -165,4 +165,23 @@ ok $? "with the limit raised the same user records through the module (rc=$rc)"
 echo "$paranoid" >/proc/sys/kernel/perf_event_paranoid
 rmmod perf_defer
 ok $? "rmmod after recording as a user"
+
+# The kernel lowers kernel.perf_event_max_sample_rate when its sampling
+# interrupts take too long (under TCG, sometimes below 4000), and then
+# refuses a higher sample_freq: as perf record, the default is lowered to
+# the limit with a warning, and a -F above it is refused before anything
+# is opened
+rate=$(cat /proc/sys/kernel/perf_event_max_sample_rate)
+echo 2000 >/proc/sys/kernel/perf_event_max_sample_rate
+perf-defer record -q -g -o lim.data -- /tests/wl_calls user 300 2>lim.err
+rc=$?
+sed 's/^/# /' lim.err
+[ $rc = 0 ] && grep -q "lowering the default frequency from 4000 to 2000 Hz" lim.err
+ok $? "the default 4000 Hz above a limit of 2000: lowered to it, with a warning (rc=$rc)"
+perf-defer record -q -F 3000 -g -o lim3000.data -- /tests/wl_calls user 300 2>lim.err
+rc=$?
+sed 's/^/# /' lim.err
+[ $rc = 2 ] && grep -q "above the kernel's limit of 2000 Hz" lim.err && [ ! -e lim3000.data ]
+ok $? "-F 3000 above it: refused with exit 2, no file (rc=$rc)"
+echo "$rate" >/proc/sys/kernel/perf_event_max_sample_rate
 tap_done
