@@ -41,14 +41,17 @@ make -s -C "$top/recorder" O="$out/recorder" CC="$cc" AR=aarch64-linux-gnu-ar \
 	LDLIBS="-lelf -lz -lzstd" "$out/recorder/perf-defer" >&2 ||
 	pd_die "cannot cross-build the recorder"
 
-# boot SERIES: boot an arm64 kernel on the initramfs; its console in
-# $out/SERIES.log (the probe's lines included)
+# boot SERIES [NAME KO...]: boot an arm64 kernel on the initramfs; its
+# console in $out/NAME.txt (NAME: SERIES if not given), the probe's and
+# the recorder's lines included.  With KOs, the guest loads them instead
+# (see the modules' boot below).
 boot() {
-	local kdir root
+	local kdir root name=${2:-$1}
 
 	kdir=$(pd_kernel_dir "$1") || return 1
 	root=$(mktemp -d "$out/root.XXXXXX")
-	mkdir -p "$root/bin" "$root/proc" "$root/sys" "$root/tmp"
+	mkdir -p "$root/bin" "$root/proc" "$root/sys" "$root/tmp" "$root/kmod"
+	[ $# -lt 3 ] || cp "${@:3}" "$root/kmod/"
 	install -m 0755 "$busybox" "$root/bin/busybox"
 	install -m 0755 "$out/native_probe" "$root/bin/native_probe"
 	install -m 0755 "$out/recorder/perf-defer" "$root/bin/perf-defer"
@@ -60,6 +63,17 @@ boot() {
 		mount -t sysfs sysfs /sys
 		mount -t tmpfs tmpfs /tmp
 		echo "PDVM-BOOTED $(uname -r)"
+		if [ -f /kmod/pd_test_warn.ko ]; then
+			insmod /kmod/pd_test_preempt.ko
+			echo "KMOD-INSMOD $?"
+			rmmod pd_test_preempt
+			echo "KMOD-RMMOD $?"
+			echo PDVM-MARK
+			insmod /kmod/pd_test_warn.ko
+			echo "KMOD-WARN $?"
+			echo PDVM-DONE
+			poweroff -f
+		fi
 		for e in cpu-clock cycles; do
 			echo "PROBE $(native_probe $e)"
 			echo "PROBE-NODEFER $(native_probe $e --no-defer)"
@@ -77,13 +91,13 @@ boot() {
 		poweroff -f
 	EOT
 	chmod 0755 "$root/init"
-	(cd "$root" && find . | cpio -o -H newc --quiet) >"$out/$1.cpio"
+	(cd "$root" && find . | cpio -o -H newc --quiet) >"$out/$name.cpio"
 	rm -rf "$root"
 	timeout --foreground -k 5 600 qemu-system-aarch64 -M virt -cpu max -smp 2 -m 1024 \
-		-nodefaults -display none -no-reboot -serial "file:$out/$1.log" \
-		-kernel "$kdir/vmlinuz" -initrd "$out/$1.cpio" \
-		-append "console=ttyAMA0 panic=-1 rdinit=/init" </dev/null >"$out/$1.qemu" 2>&1
-	tr -d '\r' <"$out/$1.log" >"$out/$1.txt"
+		-nodefaults -display none -no-reboot -serial "file:$out/$name.log" \
+		-kernel "$kdir/vmlinuz" -initrd "$out/$name.cpio" \
+		-append "console=ttyAMA0 panic=-1 rdinit=/init" </dev/null >"$out/$name.qemu" 2>&1
+	tr -d '\r' <"$out/$name.log" >"$out/$name.txt"
 }
 
 # field FILE TAG EVENT NAME: NAME's value on FILE's "TAG EVENT ..." line
@@ -115,7 +129,7 @@ recorder_checks() {
 	ok $? "$1: its file has the ${n:-?} samples record counted, none deferred (${s:-0}, ${d:-0})"
 }
 
-tap_plan 23
+tap_plan 27
 echo "# bookworm's 6.1 (arm64): no defer_callchain at all"
 boot 6.1-arm64
 f=$out/6.1-arm64.txt
@@ -151,6 +165,26 @@ cfg=$PD_CACHE/kernels/7.2-arm64/config
 ok $? "7.2-arm64 is built without CONFIG_UNWIND_USER: the arch has no user unwinder to defer to"
 
 recorder_checks 7.2-arm64 "$f" 'native: no (the kernel takes defer_callchain but walks the user stack in the interrupt: built without CONFIG_UNWIND_USER)'
+
+echo "# modules cross-built for 6.1-arm64 (W=1) load there; a WARN fails the run"
+kt=$out/kmod-tree
+rm -rf "$kt" && mkdir -p "$kt/tests"
+cp -r "$top/include" "$kt/" && cp -r "$top/tests/kmod" "$kt/tests/"
+rm -f "$kt"/tests/kmod/*.ko "$kt"/tests/kmod/*.o
+"$top/scripts/kmake" 6.1-arm64 "$kt" tests/kmod clean modules W=1 >"$out/kmod.log" 2>&1
+rc=$?
+! grep -Eq '(warning|error):' "$out/kmod.log" && [ "$rc" = 0 ] &&
+	file "$kt/tests/kmod/pd_test_warn.ko" | grep -q 'ARM aarch64'
+ok $? "the test modules cross-build for 6.1-arm64 with W=1, no warning (exit $rc)"
+boot 6.1-arm64 6.1-arm64-kmod "$kt/tests/kmod/pd_test_preempt.ko" "$kt/tests/kmod/pd_test_warn.ko"
+f=$out/6.1-arm64-kmod.txt
+grep -qx 'KMOD-INSMOD 0' "$f" && grep -qx 'KMOD-RMMOD 0' "$f"
+ok $? "6.1-arm64 loads and unloads the cross-built pd_test_preempt.ko (vermagic, symbol versions)"
+sed '/^PDVM-MARK/q' "$f" >"$f.before"
+clean "$f.before"
+ok $? "6.1-arm64: no oops or warning up to pd_test_warn.ko"
+grep -qx 'KMOD-WARN 0' "$f" && sed -n '/^PDVM-MARK/,$p' "$f" | grep -E "$PD_SPLAT" | grep -q 'pd_test_warn'
+ok $? "6.1-arm64: pd_test_warn.ko's WARNING is on the console, where the rule that fails a run finds it"
 
 echo "# the control: the same probe on x86-64's native 7.2 sees deferral"
 "$top/scripts/vm" -k 7.2 -o "$PD_BUILD/vm/arm64-control" -t 600 -- 'native_probe' \
