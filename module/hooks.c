@@ -7,8 +7,10 @@
  *  - perf_callchain_user(ctx, regs) then, for such an event, turns the
  *    PERF_CONTEXT_USER mark get_perf_callchain() just stored into
  *    PERF_CONTEXT_USER_DEFERRED, appends the request's cookie and skips
- *    the in-NMI user walk by returning through a 'ret' stub, as the
- *    kernel's own error injection does.
+ *    the in-NMI user walk by returning to its caller at once, as the
+ *    kernel's own error injection does: on x86-64 through a 'ret' stub,
+ *    on arm64 by setting the PC to the link register, which at the
+ *    function's first instruction still holds the return address.
  *
  * Events that no session attached are left alone.
  */
@@ -29,11 +31,11 @@
 
 #include "perf_defer.h"
 
-/* pd_is_perf_file() needs kallsyms to name a data symbol */
-#ifndef CONFIG_KALLSYMS_ALL
-#error "perf_defer needs CONFIG_KALLSYMS_ALL"
+#if !defined(CONFIG_X86_64) && !defined(CONFIG_ARM64)
+#error "perf_defer runs on x86-64 and arm64 only"
 #endif
 
+#ifdef CONFIG_X86_64
 asmlinkage void pd_ret_stub(void);
 
 /* Entered by 'ret'-ing from the ftrace trampoline: no ENDBR needed. */
@@ -46,6 +48,18 @@ asm(
 		ASM_RET
 	".size pd_ret_stub, .-pd_ret_stub\n"
 );
+
+/* Return from the probed function at once, as if it had done nothing. */
+static __always_inline void pd_skip_function(struct pt_regs *regs)
+{
+	regs->ip = (unsigned long)pd_ret_stub;
+}
+#else
+static __always_inline void pd_skip_function(struct pt_regs *regs)
+{
+	instruction_pointer_set(regs, procedure_link_pointer(regs));
+}
+#endif
 
 /* What perf_callchain() told us, per context level (task/softirq/irq/NMI). */
 struct pd_slot {
@@ -67,13 +81,17 @@ static DEFINE_PER_CPU(struct pd_slot, pd_slots[4]);
  * the two hooks of a hardirq sample would use slots 3 and 2.  Neither
  * probe is ever optimised (both have a post-handler), so kprobe_ftrace()
  * tells the two ways apart, and an int3 in a real NMI still reads as
- * level 3.
+ * level 3.  On arm64, whose probes are all BRK instructions, the debug
+ * exception that runs them adds nothing to preempt_count's context bits
+ * (arm64_enter_el1_dbg() is no nmi_enter()): there the count is the
+ * interrupted code's, PMU samples taken in a hard interrupt unless the
+ * kernel has pseudo-NMIs.
  */
 static __always_inline unsigned int pd_probe_level(struct kprobe *p)
 {
 	unsigned long pc = preempt_count();
 
-	if (!kprobe_ftrace(p) && (pc & NMI_MASK))
+	if (IS_ENABLED(CONFIG_X86_64) && !kprobe_ftrace(p) && (pc & NMI_MASK))
 		pc -= NMI_OFFSET + HARDIRQ_OFFSET;
 	if (pc & NMI_MASK)
 		return 3;
@@ -81,10 +99,6 @@ static __always_inline unsigned int pd_probe_level(struct kprobe *p)
 		return 2;
 	return pc & SOFTIRQ_OFFSET ? 1 : 0;
 }
-
-#ifndef MCOUNT_INSN_SIZE
-#define MCOUNT_INSN_SIZE	5	/* no ftrace, no probe on it: never used */
-#endif
 
 /*
  * An int3 at the site of a probe that ftrace carries.  text_poke_bp()
@@ -97,6 +111,11 @@ static __always_inline unsigned int pd_probe_level(struct kprobe *p)
  * nop it is when unpatched: the sample keeps perf's own walk.  The int3
  * entry code saves orig_ax as -1, ftrace's trampoline as 0.
  */
+#ifdef CONFIG_X86_64
+#ifndef MCOUNT_INSN_SIZE
+#define MCOUNT_INSN_SIZE	5	/* no ftrace, no probe on it: never used */
+#endif
+
 static __always_inline bool pd_stray_int3(struct kprobe *p, struct pt_regs *regs)
 {
 	if (!kprobe_ftrace(p) || regs->orig_ax != (unsigned long)-1)
@@ -104,6 +123,13 @@ static __always_inline bool pd_stray_int3(struct kprobe *p, struct pt_regs *regs
 	regs->ip = (unsigned long)p->addr + MCOUNT_INSN_SIZE;
 	return true;
 }
+#else
+/* arm64 has no kprobes on ftrace: every probe is a BRK of its own */
+static __always_inline bool pd_stray_int3(struct kprobe *p, struct pt_regs *regs)
+{
+	return false;
+}
+#endif
 
 /*
  * Tasks that never return to user space to run the unwind: kernel
@@ -116,8 +142,8 @@ static __always_inline bool pd_stray_int3(struct kprobe *p, struct pt_regs *regs
 #endif
 
 /*
- * perf's file_operations, learnt from the first file that kallsyms names
- * perf_fops.  Never called: only compared.
+ * perf's file_operations, learnt from the first file whose release method
+ * kallsyms names perf_release.  Never called: only compared.
  */
 static const struct file_operations *pd_perf_fops;
 
@@ -125,21 +151,23 @@ static const struct file_operations *pd_perf_fops;
  * Is @file a perf event?  perf_fops is not exported, and the module takes
  * no address from kallsyms_lookup_name() (not exported either; calling it
  * through a kprobe's address faults on IBT kernels, where the probe sits
- * after the ENDBR).  Asking kallsyms for the name of the file's f_op is
- * enough: the first file named "perf_fops+0x0/..." in vmlinux teaches the
- * pointer, and later checks are a comparison.
+ * after the ENDBR).  Asking kallsyms for the name of the file's release
+ * method is enough: the first file whose f_op->release is
+ * "perf_release+0x0/..." in vmlinux teaches perf_fops, and later checks
+ * are a comparison.  A function, not perf_fops itself: kallsyms names
+ * data only with CONFIG_KALLSYMS_ALL, which Debian's arm64 6.1 lacks.
  */
 bool pd_is_perf_file(struct file *file)
 {
 	const struct file_operations *fops = READ_ONCE(pd_perf_fops);
-	static const char want[] = "perf_fops+0x0/";
+	static const char want[] = "perf_release+0x0/";
 	char name[KSYM_SYMBOL_LEN];
 
 	if (fops)
 		return file->f_op == fops;
-	if (!file->f_op)
+	if (!file->f_op || !file->f_op->release)
 		return false;
-	sprint_symbol(name, (unsigned long)file->f_op);
+	sprint_symbol(name, (unsigned long)file->f_op->release);
 	/* a module's symbol would be followed by " [module]" */
 	if (strncmp(name, want, sizeof(want) - 1) || strchr(name, '['))
 		return false;
@@ -242,7 +270,7 @@ static int pd_pre_perf_callchain_user(struct kprobe *p, struct pt_regs *regs)
 	entry->ip[entry->nr - 1] = PERF_DEFER_CONTEXT_USER_DEFERRED;
 	entry->ip[entry->nr++] = cookie;
 	ctx->contexts++;
-	regs->ip = (unsigned long)pd_ret_stub;
+	pd_skip_function(regs);
 	return 1;
 }
 NOKPROBE_SYMBOL(pd_pre_perf_callchain_user);

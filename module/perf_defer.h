@@ -4,8 +4,9 @@
  * exposes an x_init()/x_exit() pair, called by main.c in ladder order.
  *
  * Data path: hooks.c (kprobes, NMI/IRQ) -> request.c (cookie, pool,
- * task_work) -> unwind.c (user frame pointers, or a dump of user registers
- * and stack; faultable) -> ring.c
+ * task_work) -> unwind.c (user frame pointers, unwind tables or a dump of
+ * user registers and stack; faultable; the architecture's part in
+ * unwind_x86.c or unwind_arm64.c) -> ring.c
  * (per-session per-CPU buffers) <- session.c (the char device).  All of
  * them stand on attach.c (sessions and attached events, their table and
  * lifetimes), which calls only ring.c.
@@ -14,6 +15,7 @@
 #define _PERF_DEFER_H
 
 #include <linux/types.h>
+#include <linux/uaccess.h>
 #include <linux/uidgid.h>
 #include <linux/mutex.h>
 #include <linux/refcount.h>
@@ -169,6 +171,42 @@ int pd_requests_pending(void);
 
 /* unwind.c */
 unsigned int pd_unwind_user(u64 *ips, unsigned int max, unsigned int order);
+
+/*
+ * unwind_x86.c, unwind_arm64.c: the architecture's side of the user walk
+ * and of dumps.  PD_DUMP_REGS is its perf_regs count, PD_DUMP_REGS_VALID
+ * the sample_regs_user bits a dump can give, PD_UNWIND_TABLES set where
+ * the unwind tables (unwind_table.c) walk its 64-bit tasks.
+ */
+#if defined(CONFIG_X86_64)
+#define PD_DUMP_REGS		24	/* AX ... R15 */
+#define PD_DUMP_REGS_VALID	PERF_DEFER_DUMP_REGS_VALID
+#define PD_UNWIND_TABLES	1
+#elif defined(CONFIG_ARM64)
+#define PD_DUMP_REGS		33	/* X0 ... X28, X29, LR, SP, PC */
+/* none yet: 33 registers need a smaller PERF_DEFER_DUMP_MAX_STACK */
+#define PD_DUMP_REGS_VALID	0ULL
+#else
+#error "perf_defer runs on x86-64 and arm64 only"
+#endif
+extern const unsigned short pd_reg_offset[PD_DUMP_REGS];
+
+/* One user word of @ws bytes (4 for compat tasks) at @addr: the walks' read */
+static inline int pd_get_user_word(unsigned long *val, unsigned long addr, unsigned int ws)
+{
+	if (ws == sizeof(u32)) {
+		u32 v;
+
+		if (get_user(v, (const u32 __user *)addr))
+			return -EFAULT;
+		*val = v;
+		return 0;
+	}
+	return get_user(*val, (const unsigned long __user *)addr);
+}
+
+u64 pd_user_abi(struct pt_regs *regs);
+unsigned int pd_unwind_user_fp(struct pt_regs *regs, bool compat, u64 *ips, unsigned int max);
 
 /* unwind_table.c */
 unsigned int pd_unwind_user_tables(u64 *ips, unsigned int max, unsigned int order);

@@ -390,7 +390,7 @@ out:
 void pd_ring_emit_dump(struct pd_attach *att, u64 cookie, const struct pd_dump *d,
 		       u64 min_local, u64 stream_id)
 {
-	u64 id[6], regs[24], word[2];
+	u64 id[6], regs[PD_DUMP_REGS], word[2];
 	struct perf_event_header hdr;
 	unsigned int nid, nregs = 0;
 	u64 size = 0, dyn = 0;
