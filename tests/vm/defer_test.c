@@ -802,7 +802,7 @@ static int paranoid_child(int level)
 		volatile unsigned long x = 0;
 
 		for (k = 0; k < 50000; k++)
-			x += k;
+			x = x + k;
 		getppid();
 	}
 	dl_session_drain(&sess, &d);

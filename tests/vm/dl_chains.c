@@ -55,6 +55,8 @@ static const char *const way_out_fns[] = {
 	"syscall_exit_to_user_mode_work", "irqentry_exit_to_user_mode",
 	"irqentry_exit", "begin_new_exec", "setup_new_exec", "load_elf_binary",
 	"bprm_execve", "do_execveat_common", "do_exit",
+	/* arm64 before generic entry: its exit-to-user work loop */
+	"do_notify_resume",
 };
 
 struct ksym {

@@ -183,7 +183,7 @@ static void busy(uint64_t *s)
 	unsigned long i, n = rnd(s) % 20000;
 
 	for (i = 0; i < n; i++)
-		x += i;
+		x = x + i;
 	if (rnd(s) % 4 == 0)
 		getppid();
 }
@@ -288,7 +288,7 @@ static int still_works(void)
 		unsigned long j;
 
 		for (j = 0; j < 100000; j++)
-			x += j;
+			x = x + j;
 		getppid();
 	}
 	ret = dl_session_drain(&sess, &d);

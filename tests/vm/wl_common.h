@@ -19,12 +19,18 @@
 #include <time.h>
 #include <sys/syscall.h>
 
+#ifdef __clang__
+/* clang clones no function (arm64's workloads are built by clang) */
+#define NOINLINE __attribute__((noinline))
+#else
 #define NOINLINE __attribute__((noinline, noclone))
+#endif
 
 /*
  * gcc sets up no frame at all in a leaf function that needs no stack,
  * -mno-omit-leaf-frame-pointer notwithstanding; a volatile local on the
- * stack makes it push %rbp/%ebp like every other function.
+ * stack makes it push %rbp/%ebp (a frame record on arm64) like every
+ * other function.
  */
 #define WL_LEAF_FRAME()	volatile long wl_frame_ = 0; (void)wl_frame_
 
@@ -43,6 +49,17 @@ wl_sys3(long nr, long a, long b, long c)
 		     : "=a"(ret)
 		     : "a"(nr), "b"(a), "c"(b), "d"(c)
 		     : "memory");
+#elif defined(__aarch64__)
+	register long x8 asm("x8") = nr;
+	register long x0 asm("x0") = a;
+	register long x1 asm("x1") = b;
+	register long x2 asm("x2") = c;
+
+	asm volatile("svc #0"
+		     : "+r"(x0)
+		     : "r"(x8), "r"(x1), "r"(x2)
+		     : "memory");
+	ret = x0;
 #else
 #error "wl_sys3: unsupported architecture"
 #endif

@@ -69,6 +69,8 @@ NOINLINE void rec(int n)
 
 	pad[0] = n;
 	pad[FRAME - 1] = n;
+	/* the whole array escapes: clang would keep only the two bytes used */
+	asm volatile("" : : "r"(pad) : "memory");
 	if (n > 0)
 		rec(n - 1);
 	else
