@@ -61,14 +61,18 @@ static bool status__listed(const char *list, const char *series)
 static void status__tested(const struct utsname *uts, bool native)
 {
 	const char *list = native ? PERF_DEFER_TESTED_NATIVE : PERF_DEFER_TESTED_MODULE;
-	const char *release = uts->release;
+	const char *release = uts->release, *arch = "";
 	size_t n = strspn(release, "0123456789");
 	char series[32];
 
-	/* the series are of x86-64's kernels */
-	if (strcmp(uts->machine, "x86_64")) {
-		printf("tested: no (the tests run %s on x86-64 only, not on %s)\n",
-		       native ? "native deferral" : "the module", uts->machine);
+	/* the series are x86-64's kernels, and for the module arm64's */
+	if (!native && !strcmp(uts->machine, "aarch64")) {
+		list = PERF_DEFER_TESTED_MODULE_ARM64;
+		arch = "arm64 ";
+	} else if (strcmp(uts->machine, "x86_64")) {
+		printf("tested: no (the tests run %s on x86-64%s only, not on %s)\n",
+		       native ? "native deferral" : "the module", native ? "" : " and arm64",
+		       uts->machine);
 		return;
 	}
 
@@ -77,8 +81,9 @@ static void status__tested(const struct utsname *uts, bool native)
 	snprintf(series, sizeof(series), "%.*s", (int)n, release);
 	bool yes = status__listed(list, series);
 
-	printf("tested: %s (the tests run %s on %s%s%s)\n", yes ? "yes" : "no",
-	       native ? "native deferral" : "the module", list, yes ? "" : ", not ", yes ? "" : series);
+	printf("tested: %s (the tests run %s on %s%s%s%s)\n", yes ? "yes" : "no",
+	       native ? "native deferral" : "the module", arch, list, yes ? "" : ", not ",
+	       yes ? "" : series);
 }
 
 /* Print the "native:" line; true when the kernel defers user callchains. */

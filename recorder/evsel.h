@@ -70,10 +70,15 @@ static inline void attr__set_defer(struct perf_event_attr *attr, bool callchain,
 }
 
 /*
- * perf record --call-graph dwarf's x86-64 register mask (AX..SS, R8..R15;
- * not DS, ES, FS, GS) and its default stack dump size.
+ * perf record --call-graph dwarf's register mask, its arch's
+ * PERF_REGS_MASK (x86-64: AX..SS, R8..R15, not DS, ES, FS, GS; arm64:
+ * X0..X28, X29, LR, SP, PC), and its default stack dump size.
  */
+#if defined(__aarch64__)
+#define PD_DWARF_REGS_MASK	((1ULL << 33) - 1)
+#else
 #define PD_DWARF_REGS_MASK	0xff0fffULL
+#endif
 #define PD_DWARF_STACK_SIZE	8192
 
 /*

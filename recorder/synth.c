@@ -42,33 +42,42 @@ static int synth_finish(struct synth_buf *b, const char *str, unsigned int id_wo
 	return emit(arg, b->words, b->len);
 }
 
+/*
+ * The kernel's map, named after its reference symbol as perf record names
+ * it: _text, or _stext where kallsyms has no _text (arm64 lists only what
+ * lies from _stext on, without CONFIG_KALLSYMS_ALL).
+ */
 int synth__kernel_mmap(event_fn emit, void *arg, unsigned int id_words)
 {
+	static const char *const refs[] = { "_text", "_stext" };
 	struct synth_buf b = { .len = sizeof(struct perf_event_header) };
-	unsigned long long addr = 0, a;
-	char line[512], type, name[256];
+	unsigned long long addr[2] = { 0, 0 }, a;
+	char line[512], type, name[256], map[64];
 	__u32 ids[2] = { (__u32)-1, 0 };	/* the host kernel's pid, tid */
-	__u64 m[3];
 	FILE *f = fopen("/proc/kallsyms", "r");
+	unsigned int i, r;
+	__u64 m[3];
 
 	if (!f)
 		return 0;	/* no kernel symbols; perf report copes */
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%llx %c %255s", &a, &type, name) == 3 &&
-		    !strcmp(name, "_text")) {
-			addr = a;
-			break;
-		}
+	while (fgets(line, sizeof(line), f) && !addr[0]) {
+		if (sscanf(line, "%llx %c %255s", &a, &type, name) != 3)
+			continue;
+		for (i = 0; i < 2; i++)
+			if (!addr[i] && !strcmp(name, refs[i]))
+				addr[i] = a;
 	}
 	fclose(f);
-	if (!addr)
+	r = addr[0] ? 0 : 1;
+	if (!addr[r])
 		return 0;	/* kptr_restrict hides it */
-	m[0] = addr;
-	m[1] = ~0ULL - addr;
-	m[2] = addr;		/* pgoff: the address of the reference symbol */
+	m[0] = addr[r];
+	m[1] = ~0ULL - addr[r];
+	m[2] = addr[r];		/* pgoff: the address of the reference symbol */
 	synth_put(&b, ids, sizeof(ids));
 	synth_put(&b, m, sizeof(m));
-	return synth_finish(&b, "[kernel.kallsyms]_text", id_words, PERF_RECORD_MMAP,
+	snprintf(map, sizeof(map), "[kernel.kallsyms]%s", refs[r]);
+	return synth_finish(&b, map, id_words, PERF_RECORD_MMAP,
 			    PERF_RECORD_MISC_KERNEL, emit, arg);
 }
 

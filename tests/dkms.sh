@@ -134,7 +134,7 @@ ok $? "BUILD_EXCLUSIVE_KERNEL skips native kernel $native (exit $rc)"
 # module on, which include/perf_defer_tested.h lists as scripts/kernels has
 # it, and nothing either side of it.
 re=$(sed -n 's/^BUILD_EXCLUSIVE_KERNEL="\(.*\)"/\1/p' "$top/dkms.conf")
-tested=$(sed -n 's/^#define PERF_DEFER_TESTED_MODULE[^"]*"\(.*\)"/\1/p' \
+tested=$(sed -n 's/^#define PERF_DEFER_TESTED_MODULE[[:space:]][^"]*"\(.*\)"/\1/p' \
 	"$top/include/perf_defer_tested.h")
 kernels=$(grep -v '^#' "$top/scripts/kernels" | awk '$4 != "native" && $5 != "manual" {
 	sub(/-.*/, "", $1); if (!seen[$1]++) print $1 }' | sort -V | paste -sd' ')
