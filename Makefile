@@ -7,6 +7,9 @@
 #   make tests           the test programs (host, VM, test modules); these need
 #                        linux-source-6.1, gcc-multilib and static glibc
 #                        (scripts/deps packages installs them)
+#   make arm64           the recorder and the VM test programs for arm64
+#                        guests, cross-built static by clang into build/arm64
+#                        (the module: scripts/kmake --kos 6.1-arm64)
 #   make check           builds what it needs, then host tests + VM tests on
 #                        Debian 6.1, 6.12, 7.2 (CI)
 #   make check-all       the kernel matrix; writes the README's table
@@ -56,6 +59,18 @@ tests: $(KSFT_DIR)/kselftest_harness.h recorder
 	$(MAKE) -C tests/vm KSFT_DIR=$(KSFT_DIR)
 	$(MAKE) -C tests/host KSFT_DIR=$(KSFT_DIR)
 	$(MAKE) -C tests/kmod
+
+ARM64_OUT	:= $(CURDIR)/build/arm64
+ARM64_CC	:= clang --target=aarch64-linux-gnu
+ARM64_LD	:= --ld-path=/usr/bin/aarch64-linux-gnu-ld
+
+arm64: $(KSFT_DIR)/kselftest_harness.h
+	cross=$$(scripts/deps cross arm64) && \
+	$(MAKE) -C recorder O=$(ARM64_OUT)/recorder CC="$(ARM64_CC)" AR=aarch64-linux-gnu-ar \
+		PERF_DEFER_VERSION=$(VERSION) CPPFLAGS="-isystem $$cross/sysroot/usr/include" \
+		LDFLAGS="-static $(ARM64_LD) -L$$cross/sysroot/usr/lib/aarch64-linux-gnu" \
+		LDLIBS="-lelf -lz -lzstd" $(ARM64_OUT)/recorder/perf-defer
+	$(MAKE) -C tests/vm arm64 KSFT_DIR=$(KSFT_DIR)
 
 check:
 	scripts/check
@@ -132,5 +147,5 @@ clean:
 	-$(MAKE) -C tests/kmod clean
 	rm -rf build
 
-.PHONY: all module recorder tests check check-all stress check-debug demo bench lint version install man install-man \
+.PHONY: all module recorder tests arm64 check check-all stress check-debug demo bench lint version install man install-man \
 	dkms-source dkms-install deb dkms-uninstall clean

@@ -11,10 +11,12 @@
 # the path x86 TCG has no PMU for), and counts deferred markers, inline
 # user frames and CALLCHAIN_DEFERRED records.  The same probe on x86-64's
 # native 7.2 (scripts/vm) is the control: there it must see deferral.
-# There is no module for arm64 yet: 'perf-defer status' must say so
+# Without the module, 'perf-defer status' must say there is no deferral
 # without claiming native support, and 'perf-defer record -g' must fall
-# back to fp with its warning and write a file with samples.
-# A guest console with an oops, BUG or WARNING fails.  TAP.
+# back to fp with its warning and write a file with samples.  The module
+# and the test modules cross-build for 6.1-arm64 with W=1 and load there;
+# perf_defer.ko defers cycles samples (tests/vm/events.sh, through
+# scripts/vm).  A guest console with an oops, BUG or WARNING fails.  TAP.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source-path=SCRIPTDIR source=../scripts/lib.sh
@@ -30,16 +32,8 @@ done
 cross=$("$top/scripts/deps" cross arm64) || pd_die "no arm64 busybox and sysroot (see above)"
 busybox=$cross/busybox
 
-# the probe and the recorder, static for arm64
-cc="clang --target=aarch64-linux-gnu"
-ld=--ld-path=/usr/bin/aarch64-linux-gnu-ld
-$cc $ld -static -O2 -Wall -Wextra -Werror -I"$top/include/uapi" -o "$out/native_probe" \
-	"$top/tests/vm/native_probe.c" || pd_die "cannot cross-build native_probe"
-make -s -C "$top/recorder" O="$out/recorder" CC="$cc" AR=aarch64-linux-gnu-ar \
-	CPPFLAGS="-isystem $cross/sysroot/usr/include" \
-	LDFLAGS="-static $ld -L$cross/sysroot/usr/lib/aarch64-linux-gnu" \
-	LDLIBS="-lelf -lz -lzstd" "$out/recorder/perf-defer" >&2 ||
-	pd_die "cannot cross-build the recorder"
+# the probe, the test programs and the recorder, static for arm64
+make -s -C "$top" arm64 >&2 || pd_die "cannot cross-build for arm64 (make arm64)"
 
 # boot SERIES [NAME KO...]: boot an arm64 kernel on the initramfs; its
 # console in $out/NAME.txt (NAME: SERIES if not given), the probe's and
@@ -53,7 +47,7 @@ boot() {
 	mkdir -p "$root/bin" "$root/proc" "$root/sys" "$root/tmp" "$root/kmod"
 	[ $# -lt 3 ] || cp "${@:3}" "$root/kmod/"
 	install -m 0755 "$busybox" "$root/bin/busybox"
-	install -m 0755 "$out/native_probe" "$root/bin/native_probe"
+	install -m 0755 "$out/vm-tests/native_probe" "$root/bin/native_probe"
 	install -m 0755 "$out/recorder/perf-defer" "$root/bin/perf-defer"
 	cat >"$root/init" <<-'EOT'
 		#!/bin/busybox sh
@@ -108,17 +102,18 @@ field() {
 # clean FILE: no oops, BUG or WARNING on the console
 clean() { ! grep -Eq "$PD_SPLAT" "$1"; }
 
-# recorder_checks SERIES FILE NATIVE: the recorder without a module, on
-# SERIES: status says NATIVE, no path and why, and exits 1; record -g
-# falls back to fp with its warning and writes samples, none deferred
+# recorder_checks SERIES FILE NATIVE TESTED: the recorder without a module,
+# on SERIES: status says NATIVE, no path and why, exits 1, and says TESTED;
+# record -g falls back to fp with its warning and writes samples, none
+# deferred
 recorder_checks() {
 	local s n d
 
 	grep -qxF "STATUS $3" "$2" && grep -qx 'STATUS path: none' "$2" &&
 		grep -qx 'STATUS-EXIT 1' "$2"
 	ok $? "$1: perf-defer status says '$3', path none, exit 1"
-	grep -qx 'STATUS tested: no (the tests run the module on x86-64 only, not on aarch64)' "$2"
-	ok $? "$1: perf-defer status does not call this kernel tested"
+	grep -qxF "STATUS tested: $4" "$2"
+	ok $? "$1: perf-defer status says 'tested: $4'"
 	grep -q "^RECORD perf-defer: record: warning: no deferred callchains here (the kernel does not defer them and module perf_defer is not loaded" "$2" &&
 		grep -qx 'RECORD-EXIT 0' "$2"
 	ok $? "$1: perf-defer record -g falls back to fp with its warning, exit 0"
@@ -129,7 +124,7 @@ recorder_checks() {
 	ok $? "$1: its file has the ${n:-?} samples record counted, none deferred (${s:-0}, ${d:-0})"
 }
 
-tap_plan 27
+tap_plan 34
 echo "# bookworm's 6.1 (arm64): no defer_callchain at all"
 boot 6.1-arm64
 f=$out/6.1-arm64.txt
@@ -145,7 +140,7 @@ for e in cpu-clock cycles; do
 	ok $? "6.1-arm64 $e without the bit: samples with inline user frames ($u of $s)"
 done
 
-recorder_checks 6.1-arm64 "$f" 'native: no'
+recorder_checks 6.1-arm64 "$f" 'native: no' 'yes (the tests run the module on arm64 6.1)'
 
 echo "# sid's 7.2 (arm64): the bit is accepted, but nothing is deferred"
 boot 7.2-arm64
@@ -164,19 +159,16 @@ cfg=$PD_CACHE/kernels/7.2-arm64/config
 ! grep -q '^CONFIG_UNWIND_USER=y' "$cfg" && ! grep -q '^CONFIG_HAVE_UNWIND_USER' "$cfg"
 ok $? "7.2-arm64 is built without CONFIG_UNWIND_USER: the arch has no user unwinder to defer to"
 
-recorder_checks 7.2-arm64 "$f" 'native: no (the kernel takes defer_callchain but walks the user stack in the interrupt: built without CONFIG_UNWIND_USER)'
+recorder_checks 7.2-arm64 "$f" 'native: no (the kernel takes defer_callchain but walks the user stack in the interrupt: built without CONFIG_UNWIND_USER)' \
+	'no (the tests run the module on arm64 6.1, not 7.2)'
 
 echo "# modules cross-built for 6.1-arm64 (W=1) load there; a WARN fails the run"
-kt=$out/kmod-tree
-rm -rf "$kt" && mkdir -p "$kt/tests"
-cp -r "$top/include" "$kt/" && cp -r "$top/tests/kmod" "$kt/tests/"
-rm -f "$kt"/tests/kmod/*.ko "$kt"/tests/kmod/*.o
-"$top/scripts/kmake" 6.1-arm64 "$kt" tests/kmod clean modules W=1 >"$out/kmod.log" 2>&1
+ko=$PD_BUILD/ko-6.1-arm64
+"$top/scripts/kmake" --kos 6.1-arm64 >"$out/kmod.log" 2>&1
 rc=$?
-! grep -Eq '(warning|error):' "$out/kmod.log" && [ "$rc" = 0 ] &&
-	file "$kt/tests/kmod/pd_test_warn.ko" | grep -q 'ARM aarch64'
-ok $? "the test modules cross-build for 6.1-arm64 with W=1, no warning (exit $rc)"
-boot 6.1-arm64 6.1-arm64-kmod "$kt/tests/kmod/pd_test_preempt.ko" "$kt/tests/kmod/pd_test_warn.ko"
+[ "$rc" = 0 ] && file "$ko/perf_defer.ko" "$ko/pd_test_warn.ko" | grep -c 'ARM aarch64' | grep -qx 2
+ok $? "perf_defer.ko and the test modules cross-build for 6.1-arm64, W=1 without a warning (exit $rc)"
+boot 6.1-arm64 6.1-arm64-kmod "$ko/pd_test_preempt.ko" "$ko/pd_test_warn.ko"
 f=$out/6.1-arm64-kmod.txt
 grep -qx 'KMOD-INSMOD 0' "$f" && grep -qx 'KMOD-RMMOD 0' "$f"
 ok $? "6.1-arm64 loads and unloads the cross-built pd_test_preempt.ko (vermagic, symbol versions)"
@@ -185,6 +177,16 @@ clean "$f.before"
 ok $? "6.1-arm64: no oops or warning up to pd_test_warn.ko"
 grep -qx 'KMOD-WARN 0' "$f" && sed -n '/^PDVM-MARK/,$p' "$f" | grep -E "$PD_SPLAT" | grep -q 'pd_test_warn'
 ok $? "6.1-arm64: pd_test_warn.ko's WARNING is on the console, where the rule that fails a run finds it"
+
+echo "# perf_defer.ko on 6.1-arm64: cycles samples, by the PMU's overflow interrupt, deferred"
+"$top/scripts/vm" -k 6.1-arm64 -o "$out/vm-events" -t 900 -m "$ko/perf_defer.ko" -- 'events.sh cycles' \
+	>"$out/events.txt" 2>&1
+rc=$?
+grep '^# ' "$out/events.txt"
+while read -r word rest; do
+	if [ "$word" = ok ]; then ok 0 "6.1-arm64 guest: ${rest#* }"; else ok 1 "6.1-arm64 guest: ${rest#ok * }"; fi
+done < <(grep -E '^(not )?ok [0-9]' "$out/events.txt")
+ok $rc "6.1-arm64: the guest ran events.sh to its end, no oops or warning (scripts/vm exit $rc)"
 
 echo "# the control: the same probe on x86-64's native 7.2 sees deferral"
 "$top/scripts/vm" -k 7.2 -o "$PD_BUILD/vm/arm64-control" -t 600 -- 'native_probe' \

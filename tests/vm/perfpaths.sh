@@ -3,6 +3,12 @@
 # Reading perf.data files in tests, sourced (guest and host).  $PERF is
 # the perf to run (default: perf); extra arguments after FILE go to it.
 
+# kaddr(A), for awk: is the address perf printed a kernel one?  Kernel
+# addresses are printed in 16 hex digits from ffff on; a user one is
+# shorter, also where it begins with ffff (arm64's vDSO, 0xffff...
+# below 2^48; perf 6.1 prints it as an offset, later perfs in full).
+PERF_KADDR='function kaddr(a) { return length(a) == 16 && a ~ /^ffff/ }'
+
 # paths FILE: the user call paths through a workload leaf, innermost
 # first and up to main, that hold at least 2% of those samples; one per
 # line.  Past main, perf's in-NMI walk goes on through whatever the
@@ -11,10 +17,10 @@
 # at main.  Rare paths (a sample in a function prologue, before its frame
 # exists) are noise, the same for both walks.
 paths() {
-	${PERF:-perf} script -i "$@" -F ip,sym 2>/dev/null | awk '
+	${PERF:-perf} script -i "$@" -F ip,sym 2>/dev/null | awk "$PERF_KADDR"'
 		function out() { if (p ~ /leaf_/) { n[p]++; all++ } p = ""; done = 0 }
 		/^$/ { out(); next }
-		$1 !~ /^ffff/ && !done { p = p (p == "" ? "" : ";") $2; if ($2 == "main") done = 1 }
+		!kaddr($1) && !done { p = p (p == "" ? "" : ";") $2; if ($2 == "main") done = 1 }
 		END { out(); for (k in n) if (n[k] * 50 >= all) print k }' | sort
 }
 
@@ -34,11 +40,11 @@ warnings() {
 # record comes, and prints one that never gets its record (a task's last
 # entry) only at the end.
 chains() {
-	${PERF:-perf} script -i "$@" -F time,ip,sym --ns 2>/dev/null | awk '
+	${PERF:-perf} script -i "$@" -F time,ip,sym --ns 2>/dev/null | awk "$PERF_KADDR"'
 		function out() { if (t != "") print t " " n + 0 ":" p; n = 0; p = ""; t = "" }
 		/^ *[0-9]+\.[0-9]+: *$/ { out(); t = $1; next }
 		/^$/ { next }
-		$1 !~ /^ffff/ { n++; if ($2 ~ /^(leaf_|alpha|beta|gamma_|delta|epsilon|main)/) p = p " " $2 }
+		!kaddr($1) { n++; if ($2 ~ /^(leaf_|alpha|beta|gamma_|delta|epsilon|main)/) p = p " " $2 }
 		END { out() }' | sort -s -k1,1n
 }
 

@@ -40,11 +40,11 @@ for mode in kernel user; do
 	# samples with kernel frames and symbolized user frames; those taken
 	# in execve, before the new image is mapped, have no user symbol yet,
 	# nor, on 5.10, those taken in do_exit() after exit_mm()
-	perf script -i def.$mode -F ip,sym 2>/dev/null | awk '
+	perf script -i def.$mode -F ip,sym 2>/dev/null | awk "$PERF_KADDR"'
 		function out() { if (k) { total++; if (u) both++; else if (x) ex++ } k = u = x = 0 }
 		/^$/ { out(); next }
-		$1 ~ /^ffff/ { k++; if ($2 ~ /exec|^do_exit$/) x = 1 }
-		$1 !~ /^ffff/ && $2 != "[unknown]" { u++ }
+		kaddr($1) { k++; if ($2 ~ /exec|^do_exit$/) x = 1 }
+		!kaddr($1) && $2 != "[unknown]" { u++ }
 		END { out(); print both + 0, ex + 0, total + 0 }' >frames
 	read -r both ex total <frames
 	um=$(sed -n 's/^unmatched: //p' stats.$mode)

@@ -98,12 +98,26 @@ FIXTURE_TEARDOWN(safe)
 	} while (0)
 
 /* a session of @pages pages; @dump > 0: with dumps of that many bytes */
+/* arm64's module takes no dumps yet (EOPNOTSUPP): a test of them skips there */
+#ifdef __aarch64__
+#define DUMPS_HERE(ret)							\
+	do {								\
+		if ((ret) == -EOPNOTSUPP)				\
+			SKIP(return, "the module takes no dumps on arm64 yet"); \
+	} while (0)
+#else
+#define DUMPS_HERE(ret)	do { } while (0)
+#endif
+
 #define SESS_OPEN(i, pages, dump)					\
 	do {								\
 		ASSERT_EQ(0, dl_session_open(&self->s[i], i, pages));	\
-		if (dump)						\
-			ASSERT_EQ(0, dl_ioc_set_dump(self->s[i].fd,	\
-				PERF_DEFER_DUMP_REGS_STACK, dump));	\
+		if (dump) {						\
+			int __r = dl_ioc_set_dump(self->s[i].fd,	\
+				PERF_DEFER_DUMP_REGS_STACK, dump);	\
+			DUMPS_HERE(__r);				\
+			ASSERT_EQ(0, __r);				\
+		}							\
 		ASSERT_EQ(0, dl_session_map(&self->s[i]));		\
 	} while (0)
 

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # shellcheck shell=sh
 # TAP helpers for the shell tests, sourced (host and guest):
-#   tap_plan N; ok STATUS DESCRIPTION ...; tap_done; select_named;
+#   tap_plan N; ok STATUS DESCRIPTION ...; skip DESCRIPTION REASON;
+#   tap_done; select_named;
 #   tap_insmod KO (guest)
 tap_n=0
 tap_failed=0
@@ -19,6 +20,12 @@ ok() {
 		echo "not ok $tap_n $2"
 		tap_failed=$((tap_failed + 1))
 	fi
+}
+
+# skip DESCRIPTION REASON: a test not run here, and why
+skip() {
+	tap_n=$((tap_n + 1))
+	echo "ok $tap_n $1 # SKIP $2"
 }
 
 tap_done() {
