@@ -11,7 +11,7 @@
 /* with the module */
 #define PERF_DEFER_TESTED_MODULE	"5.10 6.1 6.12 6.16 6.17 6.18"
 /* with the module on arm64 (cross-built; its own steps, not a matrix row) */
-#define PERF_DEFER_TESTED_MODULE_ARM64	"6.1"
+#define PERF_DEFER_TESTED_MODULE_ARM64	"6.1 6.12"
 /* with native deferred callchains */
 #define PERF_DEFER_TESTED_NATIVE	"7.2"
 

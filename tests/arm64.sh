@@ -140,7 +140,7 @@ for e in cpu-clock cycles; do
 	ok $? "6.1-arm64 $e without the bit: samples with inline user frames ($u of $s)"
 done
 
-recorder_checks 6.1-arm64 "$f" 'native: no' 'yes (the tests run the module on arm64 6.1)'
+recorder_checks 6.1-arm64 "$f" 'native: no' 'yes (the tests run the module on arm64 6.1 6.12)'
 
 echo "# sid's 7.2 (arm64): the bit is accepted, but nothing is deferred"
 boot 7.2-arm64
@@ -160,7 +160,7 @@ cfg=$PD_CACHE/kernels/7.2-arm64/config
 ok $? "7.2-arm64 is built without CONFIG_UNWIND_USER: the arch has no user unwinder to defer to"
 
 recorder_checks 7.2-arm64 "$f" 'native: no (the kernel takes defer_callchain but walks the user stack in the interrupt: built without CONFIG_UNWIND_USER)' \
-	'no (the tests run the module on arm64 6.1, not 7.2)'
+	'no (the tests run the module on arm64 6.1 6.12, not 7.2)'
 
 echo "# modules cross-built for 6.1-arm64 (W=1) load there; a WARN fails the run"
 ko=$PD_BUILD/ko-6.1-arm64

@@ -4,6 +4,7 @@
  * address's PAC with ptrauth_strip_user_insn_pac() (6.5), not
  * ptrauth_strip_insn_pac()
  */
+#include <linux/sched.h>
 #include <asm/pointer_auth.h>
 
 unsigned long pd_probe(unsigned long lr);
