@@ -175,8 +175,10 @@ unsigned int pd_unwind_user(u64 *ips, unsigned int max, unsigned int order);
 /*
  * unwind_x86.c, unwind_arm64.c: the architecture's side of the user walk
  * and of dumps.  PD_DUMP_REGS is its perf_regs count, PD_DUMP_REGS_VALID
- * the sample_regs_user bits a dump can give, PD_UNWIND_TABLES set where
- * the unwind tables (unwind_table.c) walk its 64-bit tasks.
+ * the sample_regs_user bits a dump can give, pd_dump_reg_offset() where
+ * a bit's register sits in pt_regs for a task of that ABI, and
+ * PD_UNWIND_TABLES is set where the unwind tables (unwind_table.c) walk
+ * its 64-bit tasks.
  */
 #if defined(CONFIG_X86_64)
 #define PD_DUMP_REGS		24	/* AX ... R15 */
@@ -184,12 +186,11 @@ unsigned int pd_unwind_user(u64 *ips, unsigned int max, unsigned int order);
 #define PD_UNWIND_TABLES	1
 #elif defined(CONFIG_ARM64)
 #define PD_DUMP_REGS		33	/* X0 ... X28, X29, LR, SP, PC */
-/* none yet: 33 registers need a smaller PERF_DEFER_DUMP_MAX_STACK */
-#define PD_DUMP_REGS_VALID	0ULL
+#define PD_DUMP_REGS_VALID	PERF_DEFER_DUMP_REGS_VALID
 #else
 #error "perf_defer runs on x86-64 and arm64 only"
 #endif
-extern const unsigned short pd_reg_offset[PD_DUMP_REGS];
+unsigned int pd_dump_reg_offset(unsigned int bit, u64 abi);
 
 /* One user word of @ws bytes (4 for compat tasks) at @addr: the walks' read */
 static inline int pd_get_user_word(unsigned long *val, unsigned long addr, unsigned int ws)

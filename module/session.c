@@ -244,9 +244,6 @@ static long pd_ioctl_set_dump(struct pd_session *s, void __user *uarg)
 	if (d.__reserved || (d.flags & ~PERF_DEFER_DUMP_REGS_STACK) ||
 	    d.stack_size > PERF_DEFER_DUMP_MAX_STACK)
 		return -EINVAL;
-	/* no architecture but x86-64 gives dumps yet */
-	if ((d.flags & PERF_DEFER_DUMP_REGS_STACK) && !PD_DUMP_REGS_VALID)
-		return -EOPNOTSUPP;
 	if (d.flags & PERF_DEFER_DUMP_REGS_STACK)
 		stack = round_up(d.stack_size ?: PERF_DEFER_DUMP_DEF_STACK, sizeof(u64));
 

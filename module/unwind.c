@@ -62,10 +62,8 @@ size_t pd_dump_record_max(u32 stack_size)
 	/* header, id, lost, 6 sample_id words */
 	size_t lost = 8 + 16 + 6 * 8;
 
-#ifdef CONFIG_X86_64
 	BUILD_BUG_ON(8 + 8 + 8 + PD_DUMP_REGS * 8 + 8 + 8 + 6 * 8 +
 		     PERF_DEFER_DUMP_MAX_STACK != 0xfff8);
-#endif
 	return dump + stack_size + lost;
 }
 
@@ -77,7 +75,7 @@ unsigned int pd_dump_regs(const struct pd_dump *d, u64 mask, u64 *out)
 	for (bit = 0; bit < PD_DUMP_REGS; bit++)
 		if (mask & BIT_ULL(bit))
 			out[n++] = *(const unsigned long *)((const u8 *)&d->regs +
-							    pd_reg_offset[bit]);
+							    pd_dump_reg_offset(bit, d->abi));
 	return n;
 }
 
@@ -99,7 +97,7 @@ void pd_dump_free(struct pd_dump *d)
 int pd_dump_user(struct pd_dump *d, u32 size)
 {
 	struct pt_regs *regs = task_pt_regs(current);
-	unsigned long sp, want, left;
+	unsigned long sp, want, left, i;
 
 	pd_dump_free(d);
 	d->abi = PERF_SAMPLE_REGS_ABI_NONE;
@@ -126,6 +124,16 @@ int pd_dump_user(struct pd_dump *d, u32 size)
 	 */
 	want = sp < TASK_SIZE ? min_t(unsigned long, size, TASK_SIZE - sp) : 0;
 	left = want ? copy_from_user(d->stack, (const void __user *)sp, want) : 0;
+	/*
+	 * arm64's copy_from_user() may stop some bytes short of the first
+	 * one it cannot read (where the stack mapping ends above a 48-bit
+	 * stack on a 52-bit kernel, say): take those one at a time, up to
+	 * the page boundary where the fault is.
+	 */
+	for (i = 0; left && i < PAGE_SIZE; i++, left--)
+		if (copy_from_user(d->stack + want - left,
+				   (const void __user *)(sp + want - left), 1))
+			break;
 	d->dyn_size = want - left;
 	memset(d->stack + d->dyn_size, 0, size - d->dyn_size);
 	return 0;

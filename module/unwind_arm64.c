@@ -21,6 +21,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/perf_event.h>
+#include <asm/perf_regs.h>
 #include <asm/pointer_auth.h>
 #include <asm/ptrace.h>
 
@@ -91,7 +92,7 @@ unsigned int pd_unwind_user_fp(struct pt_regs *regs, bool compat, u64 *ips, unsi
  * a 64-bit task.
  */
 #define PD_REG(r)	offsetof(struct pt_regs, r)
-const unsigned short pd_reg_offset[PD_DUMP_REGS] = {
+static const unsigned short pd_reg_offset[PD_DUMP_REGS] = {
 	PD_REG(regs[0]), PD_REG(regs[1]), PD_REG(regs[2]), PD_REG(regs[3]),
 	PD_REG(regs[4]), PD_REG(regs[5]), PD_REG(regs[6]), PD_REG(regs[7]),
 	PD_REG(regs[8]), PD_REG(regs[9]), PD_REG(regs[10]), PD_REG(regs[11]),
@@ -101,3 +102,20 @@ const unsigned short pd_reg_offset[PD_DUMP_REGS] = {
 	PD_REG(regs[24]), PD_REG(regs[25]), PD_REG(regs[26]), PD_REG(regs[27]),
 	PD_REG(regs[28]), PD_REG(regs[29]), PD_REG(regs[30]), PD_REG(sp), PD_REG(pc),
 };
+
+/*
+ * An AArch32 task's SP and LR are its r13 and r14, and bit 15 its PC, as
+ * perf_reg_value() gives them
+ */
+unsigned int pd_dump_reg_offset(unsigned int bit, u64 abi)
+{
+	if (abi == PERF_SAMPLE_REGS_ABI_32) {
+		if (bit == PERF_REG_ARM64_SP)
+			return PD_REG(compat_sp);
+		if (bit == PERF_REG_ARM64_LR)
+			return PD_REG(compat_lr);
+		if (bit == 15)
+			return PD_REG(pc);
+	}
+	return pd_reg_offset[bit];
+}

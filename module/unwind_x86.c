@@ -64,7 +64,7 @@ unsigned int pd_unwind_user_fp(struct pt_regs *regs, bool compat, u64 *ips, unsi
  * saved on x86-64 and are never in a valid mask.
  */
 #define PD_REG(name)	offsetof(struct pt_regs, name)
-const unsigned short pd_reg_offset[PD_DUMP_REGS] = {
+static const unsigned short pd_reg_offset[PD_DUMP_REGS] = {
 	PD_REG(ax), PD_REG(bx), PD_REG(cx), PD_REG(dx),
 	PD_REG(si), PD_REG(di), PD_REG(bp), PD_REG(sp),
 	PD_REG(ip), PD_REG(flags), PD_REG(cs), PD_REG(ss),
@@ -72,3 +72,9 @@ const unsigned short pd_reg_offset[PD_DUMP_REGS] = {
 	PD_REG(r8), PD_REG(r9), PD_REG(r10), PD_REG(r11),
 	PD_REG(r12), PD_REG(r13), PD_REG(r14), PD_REG(r15),
 };
+
+/* compat tasks have theirs where 64-bit tasks do */
+unsigned int pd_dump_reg_offset(unsigned int bit, u64 abi)
+{
+	return pd_reg_offset[bit];
+}

@@ -86,7 +86,7 @@ struct dl_dump {			/* PERF_DEFER_RECORD_USER_DUMP */
 	uint64_t cookie;
 	uint64_t abi;
 	uint32_t nregs;
-	uint64_t regs[24];		/* in mask bit order */
+	uint64_t regs[64];		/* in mask bit order (24 on x86-64, 33 on arm64) */
 	uint64_t stack_size, dyn_size;
 	uint8_t *stack;			/* stack_size bytes */
 	struct dl_sid sid;

@@ -586,7 +586,7 @@ static int parse_dump(const struct dl_session *s, const char *rec, size_t size,
 	off += 16;
 	if (u->abi) {
 		u->nregs = __builtin_popcountll(s->regs_mask);
-		if (u->nregs > 24 || size < off + 8 * u->nregs)
+		if (u->nregs > sizeof(u->regs) / sizeof(u->regs[0]) || size < off + 8 * u->nregs)
 			return -1;
 		memcpy(u->regs, rec + off, 8 * u->nregs);
 		off += 8 * u->nregs;

@@ -29,6 +29,21 @@
 #define MAX_PERF	2
 #define MAX_SESS	2
 
+#if defined(__aarch64__)
+/* perf record --call-graph dwarf's arm64 mask: X0..X28, X29, LR, SP, PC */
+#define DWARF_REGS	0x1ffffffffULL
+#define NR_DWARF_REGS	33
+/* index of a register in a dump of DWARF_REGS: X0, the frame pointer... */
+#define R_AX		0
+#define R_BP		29
+#define R_SP		31
+#define R_IP		32
+/*
+ * masks perf takes but a dump cannot give: VG (bit 46, with SVE; perf
+ * refuses anything else past PC itself)
+ */
+#define BAD_MASKS	{ 1ULL << 46, DWARF_REGS | 1ULL << 46 }
+#else
 /* perf record --call-graph dwarf's x86-64 mask: AX..SS, R8..R15 */
 #define DWARF_REGS	0xff0fffULL
 #define NR_DWARF_REGS	20
@@ -37,6 +52,9 @@
 #define R_BP		6
 #define R_SP		7
 #define R_IP		8
+/* DS (bit 12) is not saved on x86-64; bit 24 is past R15 */
+#define BAD_MASKS	{ DWARF_REGS | 1ULL << 12, DWARF_REGS | 1ULL << 24, 1ULL << 31 }
+#endif
 
 FIXTURE(dump) {
 	DL_RUN_FIELDS(MAX_CHILD, MAX_PERF, MAX_SESS);
@@ -174,19 +192,43 @@ static bool stack_word(const struct dl_dump *u, uint64_t addr, unsigned int ws, 
 }
 
 /*
- * wl_calls kernel: the entries by read() (AX holds its 256 KiB result;
- * other entries, an interrupt or a page fault, may come in a prologue,
- * before the frame is there) have their IP in leaf_kernel, and the
+ * wl_calls kernel: the entries by read() (AX holds its 256 KiB result, the
+ * IP is where read() returns; other entries, an interrupt or a page fault,
+ * may come in a prologue or an epilogue, without the frame) have their IP
+ * in leaf_kernel, and the
  * return address its frame saved, read from the dumped stack at BP +
  * word, in gamma_ or epsilon.
  */
 static void check_calls(struct __test_metadata *_metadata, FIXTURE_DATA(dump) *self,
 			uint64_t abi, unsigned int ws, uint64_t stack_size)
 {
-	size_t j, leaf = 0, good = 0, bad = 0;
+	size_t j, k, leaf = 0, good = 0, bad = 0, most = 0;
 	const char *ip_sym, *ra_sym;
-	uint64_t off, ra;
+	uint64_t off, ra, ret_ip = 0;
 
+	/*
+	 * The entries by read() all come back at one IP, right after the
+	 * system call instruction: the commonest IP in leaf_kernel with AX
+	 * the read's result.  An interrupt in leaf_kernel's epilogue, after
+	 * its frame is popped (one instruction on x86-64, two on arm64), has
+	 * that AX too, but another IP and the caller's frame at BP.
+	 */
+	for (j = 0; j < self->d.nu; j++) {
+		const struct dl_dump *u = &self->d.u[j];
+		size_t n = 0;
+
+		ip_sym = u->nregs == NR_DWARF_REGS ? dl_sym(self->syms, u->regs[R_IP], &off) : NULL;
+		if (!ip_sym || strcmp(ip_sym, "leaf_kernel") || u->regs[R_AX] != 256 << 10)
+			continue;
+		for (k = 0; k < self->d.nu; k++)
+			n += self->d.u[k].nregs == NR_DWARF_REGS &&
+			     self->d.u[k].regs[R_IP] == u->regs[R_IP] &&
+			     self->d.u[k].regs[R_AX] == 256 << 10;
+		if (n > most) {
+			most = n;
+			ret_ip = u->regs[R_IP];
+		}
+	}
 	for (j = 0; j < self->d.nu; j++) {
 		const struct dl_dump *u = &self->d.u[j];
 
@@ -206,7 +248,8 @@ static void check_calls(struct __test_metadata *_metadata, FIXTURE_DATA(dump) *s
 			continue;
 		}
 		ip_sym = dl_sym(self->syms, u->regs[R_IP], &off);
-		if (u->regs[R_AX] != 256 << 10 || !ip_sym || strcmp(ip_sym, "leaf_kernel"))
+		if (u->regs[R_AX] != 256 << 10 || !ip_sym || strcmp(ip_sym, "leaf_kernel") ||
+		    u->regs[R_IP] != ret_ip)
 			continue;
 		leaf++;
 		ra_sym = NULL;
@@ -247,6 +290,9 @@ TEST_F_TIMEOUT(dump, compat_abi_32, 120)
 {
 	char *argv[] = { "wl_calls32", "kernel", "1200", NULL };
 
+#if defined(__aarch64__)
+	SKIP(return, "no AArch32 workload is built for arm64 guests");
+#endif
 	LOAD_MODULE();
 	load_syms(_metadata, self, "wl_calls32");
 	SESS_OPEN(0, 256, 0);	/* default: 8 KiB */
@@ -460,8 +506,7 @@ TEST_F(dsess, attach_without_regs_mask)
 
 TEST_F(dsess, attach_regs_not_given)
 {
-	/* DS (bit 12) is not saved on x86-64; bit 24 is past R15 */
-	uint64_t masks[] = { DWARF_REGS | 1ULL << 12, DWARF_REGS | 1ULL << 24, 1ULL << 31 };
+	uint64_t masks[] = BAD_MASKS;
 	size_t i;
 	int ev;
 
@@ -469,6 +514,11 @@ TEST_F(dsess, attach_regs_not_given)
 	ASSERT_EQ(0, dl_ioc_set_dump(self->fd, PERF_DEFER_DUMP_REGS_STACK, 0));
 	for (i = 0; i < ARRAY_SIZE(masks); i++) {
 		ev = open_event(masks[i]);
+#if defined(__aarch64__)
+		/* VG only where perf takes it (an SVE CPU) */
+		if (ev < 0)
+			SKIP(return, "perf refuses VG here (%s): no mask to try", strerror(errno));
+#endif
 		ASSERT_LE(0, ev) TH_LOG("open with mask %#llx", (unsigned long long)masks[i]);
 		EXPECT_EQ(-EINVAL, dl_ioc_attach(self->fd, ev))
 			TH_LOG("mask %#llx", (unsigned long long)masks[i]);

@@ -8,8 +8,8 @@
 # stitch three quarters of its samples at least, and lose nothing; the
 # others are those the recorder calls unmatched, and those that keep
 # perf's own walk, taken after their entry's unwind (the module counts
-# them) or elsewhere on the way out, in the workload's exec and exit.  Then --call-graph dwarf,defer: the module's dumps, or
-# perf's own with a warning where the module takes none yet.  TAP.
+# them) or elsewhere on the way out, in the workload's exec and exit.
+# Then --call-graph dwarf,defer through the module's dumps.  TAP.
 # shellcheck source-path=SCRIPTDIR source=tap.sh
 . "$(dirname "$0")/tap.sh"
 
@@ -40,24 +40,24 @@ for e; do
 	ls=$(sed -n 's/^lost samples: //p' "$e.stats")
 	lr=$(sed -n 's/^lost records: //p' "$e.stats")
 	# the others: after their entry's unwind, or elsewhere on the way
-	# back to user space, in the workload's exec and exit (2% allowed:
-	# on arm64 6.1 under TCG, 16 of 2278 cycles samples, 0.7%, in a run
-	# whose kernel chains were all in the exit-to-user path)
+	# back to user space, in the workload's exec and exit (3% allowed:
+	# under TCG, on arm64 6.1 16 of 2278 cycles samples, 0.7%, in a run
+	# whose kernel chains were all in the exit-to-user path; on arm64
+	# 6.12 34 of 1444, 2.4%)
 	o=$((${s:-0} - ${st:-0} - ${um:-0}))
-	[ "${s:-0}" -ge 100 ] && [ "${r:-0}" -gt 0 ] && [ "$o" -le $((a + s / 50)) ] &&
+	[ "${s:-0}" -ge 100 ] && [ "${r:-0}" -gt 0 ] && [ "$o" -le $((a + s * 3 / 100)) ] &&
 		[ $((${st:-0} * 4)) -ge $((s * 3)) ] && [ "$ls" = 0 ] && [ "$lr" = 0 ]
 	ok $? "$e: ${r:-0} records; of ${s:-0} samples ${st:-0} stitched, ${um:-0} unmatched, $o kept perf's walk (after their entry's unwind: $a); lost ${ls:-?} samples, ${lr:-?} records"
 done
-# dumps: the module's, or, where it takes none yet (arm64), perf's own
-# with a warning
+# dumps: the module's, one per kernel entry, stitched into perf's dwarf
+# form
 perf-defer record -q --stats --call-graph dwarf,defer -o /tmp/dwarf.data -- /tests/wl_calls kernel 500 \
 	>dwarf.stats 2>dwarf.err
 rc=$?
 sed 's/^/# /' dwarf.stats dwarf.err
-[ $rc = 0 ] && { grep -qx 'path: module' dwarf.stats ||
-	{ grep -q 'takes no dumps on this architecture yet; recording with --call-graph dwarf' dwarf.err &&
-	  ! grep -qx 'path: module' dwarf.stats; }; }
-ok $? "record --call-graph dwarf,defer: the module's dumps, or perf's own with its warning (exit $rc)"
+st=$(sed -n 's/^stitched: //p' dwarf.stats)
+[ $rc = 0 ] && grep -qx 'path: module' dwarf.stats && [ "${st:-0}" -gt 0 ]
+ok $? "record --call-graph dwarf,defer: the module's dumps, ${st:-0} samples stitched (exit $rc)"
 rmmod perf_defer
 ok $? "rmmod"
 tap_done

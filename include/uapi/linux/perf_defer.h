@@ -85,7 +85,9 @@
  * mask is the attached event's attr.sample_regs_user, in the order of
  * <asm/perf_regs.h> (x86-64: AX, BX, CX, DX, SI, DI, BP, SP, IP, FLAGS,
  * CS, SS, DS, ES, FS, GS, R8..R15 are bits 0..23; DS..GS are refused, as
- * perf refuses them).  abi is PERF_SAMPLE_REGS_ABI_32 for a compat task.
+ * perf refuses them; arm64: X0..X28, X29, LR, SP, PC are bits 0..32, and
+ * for an AArch32 task SP, LR and bit 15 are its r13, r14 and PC, as perf
+ * gives them).  abi is PERF_SAMPLE_REGS_ABI_32 for a compat task.
  * The stack is copied with page faults allowed: pages not present are
  * brought in; dyn_size < size only where the stack mapping ends or a page
  * cannot be read, and data[dyn_size..size) is zero.
@@ -184,12 +186,16 @@ struct perf_defer_dump {
 #define PERF_DEFER_DUMP_REGS_STACK	(1U << 0)
 #define PERF_DEFER_DUMP_DEF_STACK	8192
 /*
- * The largest record, 24 registers and a full sample_id, fits in a
+ * The largest record, every register and a full sample_id, fits in a
  * perf_event_header's __u16 size (0xfff8 as the largest 8-byte multiple):
- * header, cookie, abi, 24 regs, size, dyn_size and 6 sample_id words are
- * 280 bytes.
+ * header, cookie, abi, the registers, size, dyn_size and 6 sample_id
+ * words are 280 bytes with x86-64's 24 registers, 352 with arm64's 33.
  */
+#if defined(__aarch64__)
+#define PERF_DEFER_DUMP_MAX_STACK	(0xfff8 - 352)
+#else
 #define PERF_DEFER_DUMP_MAX_STACK	(0xfff8 - 280)
+#endif
 
 /**
  * struct perf_defer_unwind - PERF_DEFER_IOC_SET_UNWIND (ABI 1.3)
@@ -215,8 +221,15 @@ struct perf_defer_unwind {
 #define PERF_DEFER_UNWIND_FP		1
 #define PERF_DEFER_UNWIND_SFRAME	2
 #define PERF_DEFER_UNWIND_EH_FRAME	3
-/* sample_regs_user bits that a dump can give (x86-64: not DS, ES, FS, GS) */
+/*
+ * sample_regs_user bits that a dump can give: x86-64's perf_regs but DS,
+ * ES, FS and GS; arm64's X0..X28, X29, LR, SP, PC (not VG)
+ */
+#if defined(__aarch64__)
+#define PERF_DEFER_DUMP_REGS_VALID	0x1ffffffffULL
+#else
 #define PERF_DEFER_DUMP_REGS_VALID	0xff0fffULL
+#endif
 
 /**
  * struct perf_defer_stats - PERF_DEFER_IOC_GET_STATS (module-wide counters)
