@@ -149,6 +149,10 @@ if [ $mode = module ] && [ ! -f "$pk" ] && grep -q ' # SKIP no perf in this gues
 		skip "[features] wl_calls kernel $w: the features of perf's record --call-graph fp" \
 			"the guest has no perf to record with"
 	done
+	for v in 6.1 6.12 7.3; do
+		skip "[no-proc perf-$v] perf $v reads perf-kernel.data without /proc" \
+			"the guest has no perf to record it with"
+	done
 elif [ $mode = module ]; then
 	files=("$pk" "${files[@]}")
 	same_features "$pk" "$f/st-kernel.data"

@@ -40,12 +40,13 @@ for e; do
 	ls=$(sed -n 's/^lost samples: //p' "$e.stats")
 	lr=$(sed -n 's/^lost records: //p' "$e.stats")
 	# the others: after their entry's unwind, or elsewhere on the way
-	# back to user space, in the workload's exec and exit (3% allowed:
-	# under TCG, on arm64 6.1 16 of 2278 cycles samples, 0.7%, in a run
-	# whose kernel chains were all in the exit-to-user path; on arm64
-	# 6.12 34 of 1444, 2.4%)
+	# back to user space, in the workload's exec and exit.  5% allowed:
+	# under TCG on arm64, 0.7% to 2.4% of cycles samples so far (6.1:
+	# 16 of 2278, in a run whose kernel chains were all in the exit-to-user
+	# path, and 56 of 2383; 6.12: 34 of 1444), which the module's
+	# counters do not yet tell apart
 	o=$((${s:-0} - ${st:-0} - ${um:-0}))
-	[ "${s:-0}" -ge 100 ] && [ "${r:-0}" -gt 0 ] && [ "$o" -le $((a + s * 3 / 100)) ] &&
+	[ "${s:-0}" -ge 100 ] && [ "${r:-0}" -gt 0 ] && [ "$o" -le $((a + s * 5 / 100)) ] &&
 		[ $((${st:-0} * 4)) -ge $((s * 3)) ] && [ "$ls" = 0 ] && [ "$lr" = 0 ]
 	ok $? "$e: ${r:-0} records; of ${s:-0} samples ${st:-0} stitched, ${um:-0} unmatched, $o kept perf's walk (after their entry's unwind: $a); lost ${ls:-?} samples, ${lr:-?} records"
 done
