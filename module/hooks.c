@@ -31,10 +31,6 @@
 
 #include "perf_defer.h"
 
-#if !defined(CONFIG_X86_64) && !defined(CONFIG_ARM64)
-#error "perf_defer runs on x86-64 and arm64 only"
-#endif
-
 #ifdef CONFIG_X86_64
 asmlinkage void pd_ret_stub(void);
 

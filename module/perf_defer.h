@@ -182,14 +182,13 @@ unsigned int pd_unwind_user(u64 *ips, unsigned int max, unsigned int order);
  */
 #if defined(CONFIG_X86_64)
 #define PD_DUMP_REGS		24	/* AX ... R15 */
-#define PD_DUMP_REGS_VALID	PERF_DEFER_DUMP_REGS_VALID
 #define PD_UNWIND_TABLES	1
 #elif defined(CONFIG_ARM64)
 #define PD_DUMP_REGS		33	/* X0 ... X28, X29, LR, SP, PC */
-#define PD_DUMP_REGS_VALID	PERF_DEFER_DUMP_REGS_VALID
 #else
 #error "perf_defer runs on x86-64 and arm64 only"
 #endif
+#define PD_DUMP_REGS_VALID	PERF_DEFER_DUMP_REGS_VALID
 unsigned int pd_dump_reg_offset(unsigned int bit, u64 abi);
 
 /* One user word of @ws bytes (4 for compat tasks) at @addr: the walks' read */

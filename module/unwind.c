@@ -38,9 +38,9 @@ unsigned int pd_unwind_user(u64 *ips, unsigned int max, unsigned int order)
 	if (abi == PERF_SAMPLE_REGS_ABI_64 && order != PD_UW_METHOD_FP)
 		return pd_unwind_user_tables(ips, max, order);
 #endif
+	/* the first entry, the IP, is no frame found */
 	nr = pd_unwind_user_fp(regs, abi == PERF_SAMPLE_REGS_ABI_32, ips, max);
-	if (nr)
-		this_cpu_add(pd_counters.uw_frames[PD_UW_METHOD_FP], nr - 1);
+	this_cpu_add(pd_counters.uw_frames[PD_UW_METHOD_FP], nr - 1);
 	return nr;
 }
 

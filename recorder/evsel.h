@@ -72,13 +72,10 @@ static inline void attr__set_defer(struct perf_event_attr *attr, bool callchain,
 /*
  * perf record --call-graph dwarf's register mask, its arch's
  * PERF_REGS_MASK (x86-64: AX..SS, R8..R15, not DS, ES, FS, GS; arm64:
- * X0..X28, X29, LR, SP, PC), and its default stack dump size.
+ * X0..X28, X29, LR, SP, PC): the very registers a module dump gives, and
+ * its default stack dump size.
  */
-#if defined(__aarch64__)
-#define PD_DWARF_REGS_MASK	((1ULL << 33) - 1)
-#else
-#define PD_DWARF_REGS_MASK	0xff0fffULL
-#endif
+#define PD_DWARF_REGS_MASK	PERF_DEFER_DUMP_REGS_VALID
 #define PD_DWARF_STACK_SIZE	8192
 
 /*

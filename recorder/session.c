@@ -62,17 +62,10 @@ int session__open(struct session *s, unsigned int data_pages, __u32 dump_size,
 			return -ENOSYS;
 		}
 		if (ioctl(fd, PERF_DEFER_IOC_SET_DUMP, &d)) {
-			int err = errno;
-
-			close(fd);
-			/* arm64's module: perf's own dumps, as for an old module */
-			if (err == EOPNOTSUPP) {
-				pr_warn("the module takes no dumps on this architecture yet; recording with --call-graph dwarf");
-				return -ENOSYS;
-			}
 			pr_err("PERF_DEFER_IOC_SET_DUMP of %u bytes: %s%s", d.stack_size,
-			       strerror(err), err == EINVAL ?
+			       strerror(errno), errno == EINVAL ?
 			       " (a dump must fit in the ring: raise --mmap-pages)" : "");
+			close(fd);
 			return -EPROTO;
 		}
 	}
