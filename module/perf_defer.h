@@ -177,14 +177,18 @@ unsigned int pd_unwind_user(u64 *ips, unsigned int max, unsigned int order);
  * and of dumps.  PD_DUMP_REGS is its perf_regs count, PD_DUMP_REGS_VALID
  * the sample_regs_user bits a dump can give, pd_dump_reg_offset() where
  * a bit's register sits in pt_regs for a task of that ABI, and
- * PD_UNWIND_TABLES is set where the unwind tables (unwind_table.c) walk
- * its 64-bit tasks.
+ * pd_strip_pac() a return address without its pointer-authentication
+ * code (arm64; nothing to strip on x86-64).
  */
 #if defined(CONFIG_X86_64)
 #define PD_DUMP_REGS		24	/* AX ... R15 */
-#define PD_UNWIND_TABLES	1
+static inline unsigned long pd_strip_pac(unsigned long ra)
+{
+	return ra;
+}
 #elif defined(CONFIG_ARM64)
 #define PD_DUMP_REGS		33	/* X0 ... X28, X29, LR, SP, PC */
+unsigned long pd_strip_pac(unsigned long ra);
 #else
 #error "perf_defer runs on x86-64 and arm64 only"
 #endif

@@ -21,7 +21,8 @@
 /*
  * Walk current's user stack into @ips by the methods of @order (see
  * perf_defer.h); returns the number of entries.  The unwind tables serve
- * 64-bit x86 tasks; the others walk frame pointers.
+ * 64-bit tasks; compat ones (x86's 32-bit, arm64's AArch32) walk frame
+ * pointers.
  */
 unsigned int pd_unwind_user(u64 *ips, unsigned int max, unsigned int order)
 {
@@ -34,10 +35,8 @@ unsigned int pd_unwind_user(u64 *ips, unsigned int max, unsigned int order)
 	abi = pd_user_abi(regs);
 	if (abi == PERF_SAMPLE_REGS_ABI_NONE)
 		return 0;
-#ifdef PD_UNWIND_TABLES
 	if (abi == PERF_SAMPLE_REGS_ABI_64 && order != PD_UW_METHOD_FP)
 		return pd_unwind_user_tables(ips, max, order);
-#endif
 	/* the first entry, the IP, is no frame found */
 	nr = pd_unwind_user_fp(regs, abi == PERF_SAMPLE_REGS_ABI_32, ips, max);
 	this_cpu_add(pd_counters.uw_frames[PD_UW_METHOD_FP], nr - 1);

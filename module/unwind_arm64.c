@@ -28,7 +28,7 @@
 #include "perf_defer.h"
 
 /* A return address without its PAC, as perf strips it */
-static unsigned long pd_strip_pac(unsigned long lr)
+unsigned long pd_strip_pac(unsigned long lr)
 {
 #ifdef PD_HAVE_PTRAUTH_STRIP_USER_INSN_PAC
 	return ptrauth_strip_user_insn_pac(lr);

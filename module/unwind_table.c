@@ -11,6 +11,12 @@
  * address and callee-saved registers.  The first frame's IP is exact;
  * later ones are return addresses, looked up at ra - 1.
  *
+ * On arm64 the return address of a function that has not saved x30 yet
+ * is still in x30: the first frame's caller comes from there (its CFA may
+ * then be its very SP), and a later frame that says so ends the walk, as
+ * only the interrupted frame's x30 is known.  Return addresses lose their
+ * pointer-authentication code, as in the frame-record walk.
+ *
  * What the headers say of an object (its mapping, where its tables are)
  * is kept in a small cache, keyed by the mm, the mapping and the file's
  * identity, all checked against the VMA at each lookup: a mapping that
@@ -46,11 +52,23 @@
 #define PT_GNU_SFRAME		0x6474e554
 #endif
 
+#ifdef CONFIG_ARM64
+#define PD_UW_MACHINE		EM_AARCH64
+/* AAPCS64's callee-saved general registers: what a caller keeps */
+#define PD_UW_CALLEE_SAVED	GENMASK(PD_UW_X29, PD_UW_X19)
+#else
+#define PD_UW_MACHINE		EM_X86_64
+/* The callee-saved registers of the x86-64 psABI: what a caller keeps */
+#define PD_UW_CALLEE_SAVED	(BIT(PD_UW_RBX) | BIT(PD_UW_RBP) | BIT(PD_UW_R12) | \
+				 BIT(PD_UW_R13) | BIT(PD_UW_R14) | BIT(PD_UW_R15))
+#endif
+
 /* The tables of the object around one executable mapping. */
 struct pd_uw_obj {
 	unsigned long	start, end;		/* the mapping; 0, 0: none */
 	unsigned long	eh_hdr, eh_hdr_size;	/* 0: none */
 	unsigned long	sframe, sframe_size;	/* 0: none */
+	bool		vdso;
 };
 
 /*
@@ -152,6 +170,7 @@ static int pd_uw_obj_base(unsigned long ip, struct pd_uw_obj *obj, struct pd_uw_
 		.mm = mm, .start = vma->vm_start, .end = vma->vm_end, .pgoff = vma->vm_pgoff,
 	};
 	if (vma->vm_start == (unsigned long)mm->context.vdso) {
+		obj->vdso = true;
 		key->base = vma->vm_start;
 		ret = 0;
 		goto out;
@@ -200,7 +219,7 @@ static int pd_uw_obj_find(struct pd_uw_reader *rd, unsigned long ip, struct pd_u
 	if (ret)
 		return ret;
 	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_machine != EM_X86_64 ||
+	    eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_machine != PD_UW_MACHINE ||
 	    eh.e_phentsize != sizeof(ph) || eh.e_phnum > PD_UW_MAX_PHDRS ||
 	    eh.e_phoff > PAGE_SIZE)
 		return -EINVAL;
@@ -232,8 +251,12 @@ static int pd_uw_obj_find(struct pd_uw_reader *rd, unsigned long ip, struct pd_u
 	return 0;
 }
 
-/* The registers a walk knows, by DWARF number; valid: a bit per register. */
+/*
+ * A frame's IP and the registers a walk knows, by DWARF number; valid: a
+ * bit per register.
+ */
 struct pd_uw_regs {
+	unsigned long	ip;
 	unsigned long	r[PD_UW_NREGS];
 	u32		valid;
 };
@@ -244,21 +267,34 @@ static void pd_uw_set(struct pd_uw_regs *regs, unsigned int reg, unsigned long v
 	regs->valid |= BIT(reg);
 }
 
-/* The frame-pointer rule, as the fp walk applies it, as a row. */
-static void pd_uw_fp_row(struct pd_uw_row *row)
+/*
+ * The frame-pointer rule, as the fp walk applies it, as a row.  On arm64
+ * a first frame in the vDSO is a leaf instead: the kernel links its vDSO
+ * without unwind tables there, and its functions (clock_gettime,
+ * gettimeofday, clock_getres, as Debian's 6.1 and 6.12 build them) keep
+ * their return address in x30 and have no frame: CFA = SP.
+ */
+static void pd_uw_fp_row(struct pd_uw_row *row, bool vdso_leaf)
 {
 	unsigned int i;
 
-	*row = (struct pd_uw_row){ .cfa_how = PD_UW_CFA_REG, .cfa_reg = PD_UW_RBP, .cfa_off = 16 };
+	if (IS_ENABLED(CONFIG_ARM64) && vdso_leaf) {
+		*row = (struct pd_uw_row){ .cfa_how = PD_UW_CFA_REG, .cfa_reg = PD_UW_SP };
+		for (i = 0; i < PD_UW_NREGS; i++)
+			row->reg[i].how = PD_UW_SAME;
+		return;
+	}
+
+	*row = (struct pd_uw_row){ .cfa_how = PD_UW_CFA_REG, .cfa_reg = PD_UW_FP, .cfa_off = 16 };
 	for (i = 0; i < PD_UW_NREGS; i++)
 		row->reg[i].how = PD_UW_SAME;
-	row->reg[PD_UW_RBP] = (struct pd_uw_rule){ .how = PD_UW_AT_CFA, .off = -16 };
+	row->reg[PD_UW_FP] = (struct pd_uw_rule){ .how = PD_UW_AT_CFA, .off = -16 };
 	row->reg[PD_UW_RA] = (struct pd_uw_rule){ .how = PD_UW_AT_CFA, .off = -8 };
 }
 
 /* The row for @pc from the first method of @order that has one. */
 static int pd_uw_row_for(struct pd_uw_reader *rd, const struct pd_uw_obj *obj,
-			 unsigned int order, unsigned long pc, struct pd_uw_row *row,
+			 unsigned int order, unsigned long pc, bool first, struct pd_uw_row *row,
 			 unsigned int *method)
 {
 	int ret = -ENOENT;
@@ -277,7 +313,7 @@ static int pd_uw_row_for(struct pd_uw_reader *rd, const struct pd_uw_obj *obj,
 			ret = pd_ehframe_row(rd, obj->eh_hdr, obj->eh_hdr_size, pc, row);
 			break;
 		case PD_UW_METHOD_FP:
-			pd_uw_fp_row(row);
+			pd_uw_fp_row(row, first && obj->vdso);
 			ret = 0;
 			break;
 		default:
@@ -320,19 +356,16 @@ static bool pd_uw_apply(struct pd_uw_reader *rd, const struct pd_uw_regs *cur,
 	return false;
 }
 
-/* The callee-saved registers of the x86-64 psABI: what a caller keeps */
-#define PD_UW_CALLEE_SAVED	(BIT(PD_UW_RBX) | BIT(PD_UW_RBP) | BIT(PD_UW_R12) | \
-				 BIT(PD_UW_R13) | BIT(PD_UW_R14) | BIT(PD_UW_R15))
-
 /*
- * One step: from the frame in @cur (IP in PD_UW_RA's slot) to its
- * caller's.  0, or an error that ends the walk.
+ * One step: from the frame in @cur to its caller's.  0, or an error that
+ * ends the walk.
  */
 static int pd_uw_step(struct pd_uw_reader *rd, struct pd_uw_obj *obj, unsigned int order,
 		      struct pd_uw_regs *cur, bool first)
 {
-	unsigned long ip = cur->r[PD_UW_RA], pc = first ? ip : ip - 1, cfa;
+	unsigned long ip = cur->ip, pc = first ? ip : ip - 1, cfa, sp = cur->r[PD_UW_SP];
 	struct pd_uw_regs next = { };
+	const struct pd_uw_rule *ra;
 	struct pd_uw_row row;
 	unsigned int reg, method = 0;
 	int ret;
@@ -344,37 +377,59 @@ static int pd_uw_step(struct pd_uw_reader *rd, struct pd_uw_obj *obj, unsigned i
 		if (ret)	/* no object: the frame-pointer rule still may */
 			*obj = (struct pd_uw_obj){ .start = pc, .end = pc + 1 };
 	}
-	ret = pd_uw_row_for(rd, obj, order, pc, &row, &method);
+	ret = pd_uw_row_for(rd, obj, order, pc, first, &row, &method);
 	if (ret)
 		return ret;
 
 	if (row.cfa_how == PD_UW_CFA_PLT) {
-		cfa = cur->r[PD_UW_RSP] + row.cfa_off + ((ip & 15) >= 11 ? 8 : 0);
+		cfa = sp + row.cfa_off + ((ip & 15) >= 11 ? 8 : 0);
 	} else {
-		if (row.cfa_reg >= PD_UW_RA || !(cur->valid & BIT(row.cfa_reg)))
+		if (row.cfa_reg >= PD_UW_NGPRS || !(cur->valid & BIT(row.cfa_reg)))
 			return -EINVAL;
 		cfa = cur->r[row.cfa_reg] + row.cfa_off;
 	}
-	/* the stack grows down: a caller's frame is above, word-aligned */
-	if (cfa <= cur->r[PD_UW_RSP] || (cfa & 7))
-		return -EINVAL;
-	if (row.reg[PD_UW_RA].how == PD_UW_UNDEF)
+	ra = &row.reg[PD_UW_RA];
+	if (ra->how == PD_UW_UNDEF)
 		return -ENOENT;		/* the outermost frame */
-	if (row.reg[PD_UW_RA].how != PD_UW_AT_CFA ||
-	    !pd_uw_apply(rd, cur, &row.reg[PD_UW_RA], PD_UW_RA, cfa, &next))
+	/*
+	 * The stack grows down: a caller's frame is above, word-aligned.  An
+	 * RA in a register (arm64's x30) may come with the CFA at SP; only the
+	 * first frame knows that register, so the walk still moves on.
+	 */
+	if (cfa < sp || (cfa == sp && ra->how == PD_UW_AT_CFA) || (cfa & 7))
 		return -EINVAL;
-	for (reg = 0; reg < PD_UW_RA; reg++) {
+	if (ra->how != PD_UW_AT_CFA &&
+	    (!IS_ENABLED(CONFIG_ARM64) || (ra->how != PD_UW_SAME && ra->how != PD_UW_IN_REG)))
+		return -EINVAL;
+	if (!pd_uw_apply(rd, cur, ra, PD_UW_RA, cfa, &next) || !(next.valid & BIT(PD_UW_RA)))
+		return -EINVAL;
+	/* the caller's IP; the RA column is no register of the caller's */
+	next.ip = pd_strip_pac(next.r[PD_UW_RA]);
+	next.valid &= ~BIT(PD_UW_RA);
+	for (reg = 0; reg < PD_UW_NGPRS; reg++) {
 		if (!(PD_UW_CALLEE_SAVED & BIT(reg)))
 			continue;
 		if (!pd_uw_apply(rd, cur, &row.reg[reg], reg, cfa, &next))
 			return -EFAULT;
 	}
-	pd_uw_set(&next, PD_UW_RSP, cfa);
+	pd_uw_set(&next, PD_UW_SP, cfa);
 	pd_count(uw_frames[method]);
 	*cur = next;
 	return 0;
 }
 
+#ifdef CONFIG_ARM64
+/* pt_regs by DWARF number: x0-x30, SP */
+static void pd_uw_regs_from(struct pd_uw_regs *r, const struct pt_regs *regs)
+{
+	unsigned int i;
+
+	for (i = 0; i < PD_UW_SP; i++)
+		pd_uw_set(r, i, regs->regs[i]);
+	pd_uw_set(r, PD_UW_SP, regs->sp);
+	r->ip = regs->pc;
+}
+#else
 /* pt_regs by DWARF number (x86-64 psABI order) */
 static void pd_uw_regs_from(struct pd_uw_regs *r, const struct pt_regs *regs)
 {
@@ -392,8 +447,9 @@ static void pd_uw_regs_from(struct pd_uw_regs *r, const struct pt_regs *regs)
 
 	for (i = 0; i < PD_UW_RA; i++)
 		pd_uw_set(r, i, *(const unsigned long *)((const u8 *)regs + off[i]));
-	pd_uw_set(r, PD_UW_RA, regs->ip);
+	r->ip = regs->ip;
 }
+#endif
 
 /*
  * Walk current's user stack by the methods of @order (see perf_defer.h)
@@ -412,7 +468,7 @@ unsigned int pd_unwind_user_tables(u64 *ips, unsigned int max, unsigned int orde
 
 	pd_uw_regs_from(&cur, task_pt_regs(current));
 	for (;;) {
-		ips[nr++] = cur.r[PD_UW_RA];
+		ips[nr++] = cur.ip;
 		if (nr >= max)
 			break;
 		ret = pd_uw_step(&rd, &obj, order, &cur, nr == 1);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * uw_ehframe.c - the row of an x86-64 .eh_frame FDE that covers an IP.
+ * uw_ehframe.c - the row of an .eh_frame FDE that covers an IP (x86-64, AArch64).
  *
  * The object's .eh_frame_hdr (its PT_GNU_EH_FRAME segment) holds a table
  * sorted by initial location; a binary search finds the FDE, the FDE names
@@ -18,12 +18,21 @@
  * pcrel; datarel only in the .eh_frame_hdr table; indirect only for the
  * personality, which is skipped unread), the hdr table as ld writes it
  * (datarel|sdata4); every CFA instruction gcc, clang and gas emit for
- * x86-64 code except expressions: the one CFA expression recognised is
- * that of ld's PLT entries (.plt/.plt.sec, the "plus 8 once RIP & 15 >=
- * 11" form), anything else that needs a DWARF expression is -EINVAL.
- * Rules for registers beyond the return address column (xmm, st, ...)
- * are ignored; a tracked register kept in, or a CFA based on, such a
- * register is -EINVAL.
+ * x86-64 and AArch64 code except expressions: the one CFA expression
+ * recognised is that of ld's x86-64 PLT entries (.plt/.plt.sec, the "plus
+ * 8 once RIP & 15 >= 11" form), anything else that needs a DWARF
+ * expression is -EINVAL.  Rules for registers a row does not track
+ * (x86-64's xmm and st, AArch64's v registers) are ignored; a tracked
+ * register kept in, or a CFA based on, such a register is -EINVAL.
+ *
+ * AArch64: the return address column is x30 (LR), which a function
+ * that has not saved it still holds, so a rule no instruction gave is
+ * "same value" there (x86-64's return address column, no register, is
+ * undefined until the CIE places it).  DW_CFA_AARCH64_negate_ra_state
+ * (pointer authentication signed the return address) changes no rule:
+ * the walk strips the code from every return address.  The CIE
+ * augmentations 'B' (signed with the B key) and 'G' (MTE-tagged stack
+ * frames) carry no data and change nothing a row says.
  */
 #ifdef __KERNEL__
 #include <linux/kernel.h>
@@ -73,6 +82,7 @@
 #define CFA_VAL_OFFSET_SF	0x15
 #define CFA_VAL_EXPRESSION	0x16
 #define CFA_GNU_ARGS_SIZE	0x2e
+#define CFA_AARCH64_NEGATE_RA	0x2d	/* DW_CFA_GNU_window_save's number */
 /* the high two bits of these carry the opcode, the low six an operand */
 #define CFA_ADVANCE_LOC		0x1
 #define CFA_OFFSET		0x2
@@ -87,6 +97,7 @@
 #define UW_HDR_TABLE	(EH_PE_DATAREL | EH_PE_SDATA4)
 #define UW_CFA_NONE	0xff	/* row.cfa_how while no CFA rule is set */
 
+#ifndef PD_UW_ARM64
 /*
  * ld's CFA expression for PLT entries (x86-64 psABI): DW_OP_breg7 (rsp) 8;
  * DW_OP_breg16 (rip) 0; DW_OP_lit15; DW_OP_and; DW_OP_lit11; DW_OP_ge;
@@ -97,6 +108,7 @@
 static const u8 uw_plt_expr[] = {
 	0x77, 0x08, 0x80, 0x00, 0x3f, 0x1a, 0x3b, 0x2a, 0x33, 0x24, 0x22
 };
+#endif
 
 /* A window on one record of the task's memory, read UW_CHUNK bytes at a time. */
 struct uw_cur {
@@ -436,6 +448,11 @@ static int uw_parse_cie(struct uw_cur *cur, struct pd_uw_reader *rd, unsigned lo
 		case 'S':
 			cie->signal = true;
 			break;
+#ifdef PD_UW_ARM64
+		case 'B':
+		case 'G':
+			break;
+#endif
 		default:
 			return -EINVAL;
 		}
@@ -488,7 +505,7 @@ static void uw_load(struct pd_uw_row *row, const struct uw_state *s)
 /* the rule of a register no instruction has named */
 static void uw_default_reg(struct pd_uw_row *row, unsigned int i)
 {
-	row->reg[i].how = i == PD_UW_RA ? PD_UW_UNDEF : PD_UW_SAME;
+	row->reg[i].how = i == PD_UW_RA ? PD_UW_RA_DEFAULT : PD_UW_SAME;
 	row->reg[i].reg = 0;
 	row->reg[i].off = 0;
 }
@@ -538,7 +555,7 @@ static int uw_restore(struct uw_exec *x, u64 reg)
 static int uw_def_cfa(struct uw_exec *x, u64 reg, s64 off)
 {
 	/* CFA only from a general register; not from rip, nor an xmm */
-	if (reg >= PD_UW_RA || off < -0x80000000LL || off > 0x7fffffffLL)
+	if (reg >= PD_UW_NGPRS || off < -0x80000000LL || off > 0x7fffffffLL)
 		return -EINVAL;
 	x->row->cfa_how = PD_UW_CFA_REG;
 	x->row->cfa_reg = reg;
@@ -558,9 +575,12 @@ static int uw_advance(struct uw_exec *x, u64 delta)
 	return 0;
 }
 
-/* DW_CFA_def_cfa_expression: ld's PLT expression, nothing else */
+/* DW_CFA_def_cfa_expression: ld's x86-64 PLT expression, nothing else */
 static int uw_cfa_expr(struct uw_exec *x, struct uw_cur *cur)
 {
+#ifdef PD_UW_ARM64
+	return -EINVAL;
+#else
 	unsigned int i;
 	u64 len;
 	u8 b;
@@ -581,6 +601,7 @@ static int uw_cfa_expr(struct uw_exec *x, struct uw_cur *cur)
 	x->row->cfa_reg = PD_UW_RSP;
 	x->row->cfa_off = 8;
 	return 0;
+#endif
 }
 
 /* The instructions with an opcode of their own (the high two bits 0) */
@@ -674,6 +695,10 @@ static int uw_insn(struct uw_exec *x, struct uw_cur *cur, u8 op)
 		return ret ?: uw_skip(cur, b);
 	case CFA_GNU_ARGS_SIZE:
 		return uw_uleb(cur, &a);
+#ifdef PD_UW_ARM64
+	case CFA_AARCH64_NEGATE_RA:
+		return 0;
+#endif
 	default:
 		/* DW_CFA_set_loc, DW_CFA_GNU_negative_offset_extended, vendor ones */
 		return -EINVAL;

@@ -32,17 +32,22 @@
  *    address of the field itself.
  *
  * Supported: versions 2 and 3, and version 1 but for its PC-mask FDEs
- * (the PLT's), whose repeat size that version does not record; the AMD64
- * little-endian ABI only, with the RA at the fixed CFA-8 and no fixed FP
- * offset; sorted FDEs only.  -EINVAL for everything else, among it
- * version 3's flexible FDEs, an auxiliary header, a mangled RA, unknown
- * flags or bits, and what the ABI cannot have: more than two offsets
- * (CFA, FP), a CFA less than 8 above its base, an FP saved at CFA-8 or
- * above, FREs whose starts do not increase.  Version 3 is as binutils
+ * (the PLT's), whose repeat size that version does not record; the
+ * architecture's own ABI: AMD64 (little-endian), with the RA at the fixed
+ * CFA-8 and no fixed FP offset, or little-endian AArch64, with neither
+ * fixed; sorted FDEs only.  -EINVAL for everything else, among it
+ * version 3's flexible FDEs, an auxiliary header, a mangled RA on AMD64,
+ * unknown flags or bits, and what the ABI cannot have: on AMD64 more than
+ * two offsets (CFA, FP), a CFA less than 8 above its base, an FP saved at
+ * CFA-8 or above; on AArch64 more than three (CFA, RA, FP), a CFA below
+ * its base, an RA or FP saved at the CFA or above; FREs whose starts do
+ * not increase.  Version 3 is as binutils
  * 2.46 defines it; no toolchain here writes it, so only hand-built tables
- * check it.  The row: CFA = SP or FP + offset; RA at CFA-8; FP at CFA +
- * its offset if the FRE has one, else unchanged; every other register
- * unchanged.  An undefined RA comes as reg[PD_UW_RA] PD_UW_UNDEF (its CFA,
+ * check it.  The row: CFA = SP or FP + offset; RA at CFA-8 (AMD64), or
+ * at CFA + its offset if the FRE has one, else still in x30 (AArch64,
+ * whose mangled RA, signed by pointer authentication, the walk strips);
+ * FP at CFA + its offset if the FRE has one, else unchanged; every other
+ * register unchanged.  An undefined RA comes as reg[PD_UW_RA] PD_UW_UNDEF (its CFA,
  * SP + 0, is no CFA).  An IP that no FDE covers, or that precedes its
  * FDE's first FRE: -ENOENT.
  *
@@ -64,8 +69,25 @@
 #define SF_F_FRAME_POINTER	0x2
 #define SF_F_START_PCREL	0x4
 
+#define SF_ABI_AARCH64_LE	2
 #define SF_ABI_AMD64_LE		3
 #define SF_AMD64_RA_OFF		(-8)
+
+#ifdef PD_UW_ARM64
+#define SF_ABI			SF_ABI_AARCH64_LE
+#define SF_FIXED_RA		0		/* none: the FREs say */
+#define SF_MAX_OFFSETS		3		/* CFA, RA, FP */
+#define SF_MIN_CFA_OFF		0		/* a leaf's CFA is its SP */
+#define SF_MANGLED_RA		0		/* a signed RA: allowed */
+#define SF_FDE_KEY		0		/* info bit 5: the PAC key */
+#else
+#define SF_ABI			SF_ABI_AMD64_LE
+#define SF_FIXED_RA		SF_AMD64_RA_OFF
+#define SF_MAX_OFFSETS		2		/* CFA, FP */
+#define SF_MIN_CFA_OFF		(-SF_AMD64_RA_OFF)	/* the RA is at or above the base */
+#define SF_MANGLED_RA		0x80		/* refused */
+#define SF_FDE_KEY		0x20		/* aarch64's: refused */
+#endif
 
 #define SF_V1_FDE_SIZE		17
 #define SF_V2_FDE_SIZE		20
@@ -161,8 +183,8 @@ static int sf_header(struct sf_sec *s)
 	}
 	if ((s->flags & ~known) || !(s->flags & SF_F_FDE_SORTED))
 		return -EINVAL;
-	/* AMD64: the RA at CFA-8, the FP tracked per FRE, no aux header */
-	if (h[4] != SF_ABI_AMD64_LE || h[5] != 0 || (s8)h[6] != SF_AMD64_RA_OFF || h[7] != 0)
+	/* the RA fixed at CFA-8 (AMD64) or not (AArch64), the FP never, no aux header */
+	if (h[4] != SF_ABI || h[5] != 0 || (s8)h[6] != SF_FIXED_RA || h[7] != 0)
 		return -EINVAL;
 
 	s->num_fdes = sf_le32(h + 8);
@@ -259,8 +281,8 @@ static int sf_find_fde(struct sf_sec *s, unsigned long ip, struct sf_fde *f)
 
 	if ((f->info & 0xf) > SF_FRE_ADDR4 || f->info2 != SF_V3_FDE_DEFAULT)
 		return -EINVAL;
-	/* bit 5 is aarch64's, bit 6 unused, bit 7 version 3's signal frame */
-	if (f->info & (s->ver == 3 ? 0x60 : 0xe0))
+	/* bit 5 is aarch64's key, bit 6 unused, bit 7 version 3's signal frame */
+	if (f->info & ((s->ver == 3 ? 0x40 : 0xc0) | (SF_FDE_KEY)))
 		return -EINVAL;
 	if (f->info & 0x10) {
 		/* version 1 has no repeat size for its PC-mask FDEs */
@@ -272,18 +294,18 @@ static int sf_find_fde(struct sf_sec *s, unsigned long ip, struct sf_fde *f)
 	return 0;
 }
 
-/* Bytes of the offsets of an FRE with info byte @info; -EINVAL if AMD64 has no such FRE */
+/* Bytes of the offsets of an FRE with info byte @info; -EINVAL if the ABI has no such FRE */
 static int sf_fre_offsets(const struct sf_sec *s, u8 info, unsigned int *count,
 			  unsigned int *osize)
 {
 	unsigned int sz = (info >> 5) & 3;
 
 	*count = (info >> 1) & 0xf;
-	if (sz > SF_FRE_OFF_4B || (info & 0x80))
+	if (sz > SF_FRE_OFF_4B || (info & SF_MANGLED_RA))
 		return -EINVAL;
 	*osize = 1u << sz;
-	/* CFA, and FP; the RA is fixed.  None: RA undefined, not in version 1. */
-	if (*count > 2 || (*count == 0 && s->ver == 1))
+	/* CFA, (RA,) FP.  None: RA undefined, not in version 1. */
+	if (*count > SF_MAX_OFFSETS || (*count == 0 && s->ver == 1))
 		return -EINVAL;
 	return 0;
 }
@@ -303,8 +325,8 @@ static int sf_fre_row(struct sf_sec *s, const struct sf_fde *f, unsigned long ip
 	unsigned int asize = 1u << (f->info & 0xf), count = 0, osize = 1;
 	unsigned long pos = f->fres, chosen = 0;
 	u32 off, fstart, prev = 0;
-	u8 b[8], info = 0;
-	s64 cfa_off, fp_off;
+	u8 b[SF_MAX_OFFSETS * 4 + 1], info = 0;
+	s64 cfa_off, ra_off, fp_off;
 	bool found = false;
 	u32 i;
 	int ret;
@@ -352,7 +374,7 @@ static int sf_fre_row(struct sf_sec *s, const struct sf_fde *f, unsigned long ip
 	for (i = 0; i < PD_UW_NREGS; i++)
 		row->reg[i].how = PD_UW_SAME;
 	row->cfa_how = PD_UW_CFA_REG;
-	row->cfa_reg = PD_UW_RSP;
+	row->cfa_reg = PD_UW_SP;
 	row->signal = s->ver == 3 && (f->info & 0x80);
 	if (!count) {
 		/* the outermost frame */
@@ -361,20 +383,32 @@ static int sf_fre_row(struct sf_sec *s, const struct sf_fde *f, unsigned long ip
 	}
 
 	cfa_off = sf_soff(b, osize);
-	/* the RA, at CFA-8, is at or above the base register */
-	if (cfa_off < -SF_AMD64_RA_OFF)
+	if (cfa_off < SF_MIN_CFA_OFF)
 		return -EINVAL;
-	row->cfa_reg = (info & 1) ? PD_UW_RSP : PD_UW_RBP;
+	row->cfa_reg = (info & 1) ? PD_UW_SP : PD_UW_FP;
 	row->cfa_off = cfa_off;
-	row->reg[PD_UW_RA].how = PD_UW_AT_CFA;
-	row->reg[PD_UW_RA].off = SF_AMD64_RA_OFF;
-	if (count == 2) {
-		fp_off = sf_soff(b + osize, osize);
-		/* saved below the RA */
-		if (fp_off >= SF_AMD64_RA_OFF)
+	i = 1;
+#ifdef PD_UW_ARM64
+	/* no RA offset: the RA is still in x30 (the row's default) */
+	if (count >= 2) {
+		ra_off = sf_soff(b + osize * i++, osize);
+		if (ra_off >= 0)
 			return -EINVAL;
-		row->reg[PD_UW_RBP].how = PD_UW_AT_CFA;
-		row->reg[PD_UW_RBP].off = fp_off;
+		row->reg[PD_UW_RA].how = PD_UW_AT_CFA;
+		row->reg[PD_UW_RA].off = ra_off;
+	}
+#else
+	ra_off = SF_AMD64_RA_OFF;
+	row->reg[PD_UW_RA].how = PD_UW_AT_CFA;
+	row->reg[PD_UW_RA].off = ra_off;
+#endif
+	if (i < count) {
+		fp_off = sf_soff(b + osize * i, osize);
+		/* saved below the RA (AMD64), below the CFA (AArch64) */
+		if (fp_off >= (SF_FIXED_RA ? ra_off : 0))
+			return -EINVAL;
+		row->reg[PD_UW_FP].how = PD_UW_AT_CFA;
+		row->reg[PD_UW_FP].off = fp_off;
 	}
 	return 0;
 }

@@ -26,15 +26,44 @@
 #include "uw_shim.h"
 #endif
 
+/*
+ * The architecture the tables describe: the kernel's own, and in
+ * tests/host the host's unless PD_UW_ARM64 asks for AArch64's.
+ */
+#if defined(__KERNEL__) && defined(CONFIG_ARM64)
+#define PD_UW_ARM64	1
+#endif
+
+#ifdef PD_UW_ARM64
+/* DWARF register numbers of AArch64 (AADWARF64): x0-x30, then SP */
+enum {
+	PD_UW_X19 = 19, PD_UW_X29 = 29,
+	PD_UW_X30 = 30,		/* LR: the return address column */
+	PD_UW_SP = 31,
+	PD_UW_NREGS		/* the ones a row can name */
+};
+#define PD_UW_FP	PD_UW_X29
+#define PD_UW_RA	PD_UW_X30
+/* a function that has not saved x30 returns through it (CIEs say nothing) */
+#define PD_UW_RA_DEFAULT	PD_UW_SAME
+/* the general registers, what a CFA may be based on: all */
+#define PD_UW_NGPRS	PD_UW_NREGS
+#else
 /* DWARF register numbers of x86-64 (psABI): the ones a row can name */
 enum {
 	PD_UW_RAX, PD_UW_RDX, PD_UW_RCX, PD_UW_RBX,
 	PD_UW_RSI, PD_UW_RDI, PD_UW_RBP, PD_UW_RSP,
 	PD_UW_R8, PD_UW_R9, PD_UW_R10, PD_UW_R11,
 	PD_UW_R12, PD_UW_R13, PD_UW_R14, PD_UW_R15,
-	PD_UW_RA,		/* the return address column */
+	PD_UW_RA,		/* the return address column, no register */
 	PD_UW_NREGS
 };
+#define PD_UW_FP	PD_UW_RBP
+#define PD_UW_SP	PD_UW_RSP
+#define PD_UW_RA_DEFAULT	PD_UW_UNDEF
+/* the general registers, what a CFA may be based on: not the RA column */
+#define PD_UW_NGPRS	PD_UW_RA
+#endif
 
 /* How the caller's value of a register is found */
 enum pd_uw_how {
@@ -91,9 +120,9 @@ int pd_ehframe_row(struct pd_uw_reader *rd, unsigned long hdr, unsigned long hdr
 
 /*
  * The same from the SFrame section mapped at @sec (@size bytes, its
- * PT_GNU_SFRAME segment).  SFrame versions 2 and 3 on x86-64 (AMD64
- * ABI), and version 1 but for its PLT (PC-mask) entries; anything else is
- * -EINVAL.
+ * PT_GNU_SFRAME segment).  SFrame versions 2 and 3, and version 1 but
+ * for its PLT (PC-mask) entries, of the AMD64 or the little-endian
+ * AArch64 ABI (the architecture's own); anything else is -EINVAL.
  */
 int pd_sframe_row(struct pd_uw_reader *rd, unsigned long sec, unsigned long size,
 		  unsigned long ip, struct pd_uw_row *row);

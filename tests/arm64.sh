@@ -16,7 +16,9 @@
 # back to fp with its warning and write a file with samples.  The module
 # and the test modules cross-build for 6.1-arm64 with W=1 and load there;
 # perf_defer.ko defers cycles samples (tests/vm/events.sh, through
-# scripts/vm).  A guest console with an oops, BUG or WARNING fails.  TAP.
+# scripts/vm), and its table walk (.eh_frame) takes chains of code built
+# without frame pointers down to main (walk_test).  A guest console with
+# an oops, BUG or WARNING fails.  TAP.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source-path=SCRIPTDIR source=../scripts/lib.sh
@@ -124,7 +126,7 @@ recorder_checks() {
 	ok $? "$1: its file has the ${n:-?} samples record counted, none deferred (${s:-0}, ${d:-0})"
 }
 
-tap_plan 34
+tap_plan 35
 echo "# bookworm's 6.1 (arm64): no defer_callchain at all"
 boot 6.1-arm64
 f=$out/6.1-arm64.txt
@@ -178,15 +180,16 @@ ok $? "6.1-arm64: no oops or warning up to pd_test_warn.ko"
 grep -qx 'KMOD-WARN 0' "$f" && sed -n '/^PDVM-MARK/,$p' "$f" | grep -E "$PD_SPLAT" | grep -q 'pd_test_warn'
 ok $? "6.1-arm64: pd_test_warn.ko's WARNING is on the console, where the rule that fails a run finds it"
 
-echo "# perf_defer.ko on 6.1-arm64: cycles samples, by the PMU's overflow interrupt, deferred"
+echo "# perf_defer.ko on 6.1-arm64: cycles samples, by the PMU's overflow interrupt, deferred;"
+echo "# the .eh_frame walk without frame pointers"
 "$top/scripts/vm" -k 6.1-arm64 -o "$out/vm-events" -t 900 -m "$ko/perf_defer.ko" -- 'events.sh cycles' \
-	>"$out/events.txt" 2>&1
+	'walk_test -t eh_frame_walk_without_frame_pointers' >"$out/events.txt" 2>&1
 rc=$?
 grep '^# ' "$out/events.txt"
 while read -r word rest; do
 	if [ "$word" = ok ]; then ok 0 "6.1-arm64 guest: ${rest#* }"; else ok 1 "6.1-arm64 guest: ${rest#ok * }"; fi
 done < <(grep -E '^(not )?ok [0-9]' "$out/events.txt")
-ok $rc "6.1-arm64: the guest ran events.sh to its end, no oops or warning (scripts/vm exit $rc)"
+ok $rc "6.1-arm64: the guest ran events.sh and walk_test to their end, no oops or warning (scripts/vm exit $rc)"
 
 echo "# the control: the same probe on x86-64's native 7.2 sees deferral"
 "$top/scripts/vm" -k 7.2 -o "$PD_BUILD/vm/arm64-control" -t 600 -- 'native_probe' \

@@ -17,6 +17,16 @@
  * Then random corruption of real tables, read through a reader that holds
  * the section only: any answer but a read outside the section (-EFAULT)
  * or a sanitizer's report is fine.
+ *
+ * Built with -DPD_UW_ARM64 (uw_sframe_arm64_test), the parser reads the
+ * AArch64 ABI's tables: the program, cross-built by clang and assembled
+ * by GNU as 2.40 (aarch64-linux-gnu-as, version 1), plainly and with
+ * pointer authentication (mangled RAs, B-key FDEs), checked against
+ * 'aarch64-linux-gnu-readelf --sframe'; no toolchain here writes version
+ * 2 for AArch64, so the hand-made tables check it, and 3.  There the FREs
+ * have a CFA offset, then an RA offset, then an FP one; without an RA
+ * offset the RA is still in x30.  Without the cross tools, the tests of
+ * real code are skipped, with the reason.
  */
 #define _GNU_SOURCE
 #include <inttypes.h>
@@ -37,6 +47,27 @@
 #endif
 #define SEC_ADDR	0x10000UL
 #define BIG_BUDGET	(1u << 20)
+
+/* the header's ABI and fixed RA offset; the most offsets an FRE has; its least CFA offset */
+#ifdef PD_UW_ARM64
+#define ABI		2		/* AArch64, little-endian */
+#define OTHER_ABI	3
+#define FIXED_RA	0		/* none */
+#define MAX_OFFSETS	3		/* CFA, RA, FP */
+#define MIN_CFA		0
+#define HOST_CC		"clang --target=aarch64-linux-gnu " \
+			"--ld-path=/usr/bin/aarch64-linux-gnu-ld -fno-integrated-as"
+#define HOST_DUMP	"aarch64-linux-gnu-readelf --sframe"
+#define PAC_FLAGS	"-mbranch-protection=pac-ret+leaf+b-key"
+#else
+#define ABI		3		/* AMD64, little-endian */
+#define OTHER_ABI	2
+#define FIXED_RA	(-8)
+#define MAX_OFFSETS	2		/* CFA, FP */
+#define MIN_CFA		8		/* the RA, at CFA-8, is at or above the base */
+#define HOST_CC		"gcc"
+#define HOST_DUMP	"objdump --sframe"
+#endif
 
 /* ---- the program, built in the constructor ---- */
 
@@ -59,13 +90,23 @@ static const char prog_src[] =
 	"  (int)strlen(getenv(\"HOME\") ? getenv(\"HOME\") : \"\"); }\n";
 
 #define CFLAGS_SF "-O2 -fomit-frame-pointer -Wa,--gsframe"
+/* tests/vm's wl_nofp_sframe, as tests/vm/Makefile builds it: static, no frame pointers */
+#define WL_FLAGS_SF "-O1 -fomit-frame-pointer -funwind-tables -fasynchronous-unwind-tables " \
+		    "-fno-inline -fno-optimize-sibling-calls -fno-pie -Wa,--gsframe " \
+		    "-static -pthread -Wl,--eh-frame-hdr"
 
 static char tmpdir[] = "/tmp/pd-sframe-XXXXXX";
 static bool have_tmpdir;
+static bool host_built, wl_built;
+/* why the program was not built; host_skip: for want of the tools, a skip */
+static char host_why[256] = "not tried";
+static bool host_skip;
+#ifndef PD_UW_ARM64
 static char croot_dir[PATH_MAX];	/* the chroot's /tmp/pd-sframe-XXXXXX, host path */
 static bool have_croot_dir;
-static bool host_built, croot_built;
+static bool croot_built;
 static char croot_why[256] = "not tried";
+#endif
 
 static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int sh(const char *fmt, ...)
@@ -90,6 +131,70 @@ static bool write_file(const char *path, const char *text)
 	return !fclose(f) && ok;
 }
 
+/* wl: tests/vm's wl_nofp_sframe, by the compiler of p1 */
+static void build_wl(void)
+{
+	if (!access(PD_WL_CALLS, R_OK))
+		wl_built = !sh("cd '%s' && " HOST_CC " " WL_FLAGS_SF " -o wl '%s' 2>wl.err && "
+			       HOST_DUMP " wl >wl.sframe 2>&1", tmpdir, PD_WL_CALLS);
+}
+
+#ifdef PD_UW_ARM64
+/* The cross tools: false, and why in host_why, if one is missing */
+static bool have_cross_tools(void)
+{
+	static const char *const tools[] = {
+		"clang", "aarch64-linux-gnu-as", "aarch64-linux-gnu-ld",
+		"aarch64-linux-gnu-readelf",
+	};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(tools); i++) {
+		if (sh("command -v %s >/dev/null 2>&1", tools[i])) {
+			snprintf(host_why, sizeof(host_why), "no %s to cross-build with", tools[i]);
+			return false;
+		}
+	}
+	if (access("/usr/aarch64-linux-gnu/lib/crt1.o", R_OK)) {
+		snprintf(host_why, sizeof(host_why),
+			 "no /usr/aarch64-linux-gnu/lib/crt1.o (libc6-dev-arm64-cross)");
+		return false;
+	}
+	return true;
+}
+
+/* p1, and p1pac with pointer authentication (B key), and what readelf says of them */
+static void __attribute__((constructor)) build_inputs(void)
+{
+	char path[PATH_MAX + 16];
+
+	have_tmpdir = mkdtemp(tmpdir) != NULL;
+	if (!have_tmpdir)
+		return;
+	if (!have_cross_tools()) {
+		host_skip = true;
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/p.c", tmpdir);
+	if (write_file(path, prog_src))
+		host_built = !sh("cd '%s' && "
+				 HOST_CC " " CFLAGS_SF " -o p1 p.c 2>cc1.err && "
+				 HOST_DUMP " p1 >p1.sframe 2>&1 && "
+				 HOST_CC " " CFLAGS_SF " " PAC_FLAGS " -o p1pac p.c 2>cc2.err && "
+				 HOST_DUMP " p1pac >p1pac.sframe 2>&1", tmpdir);
+	if (!host_built)
+		snprintf(host_why, sizeof(host_why), "cross-building failed, see %.180s/cc*.err",
+			 tmpdir);
+	else
+		build_wl();
+}
+
+static void __attribute__((destructor)) remove_inputs(void)
+{
+	if (have_tmpdir && sh("rm -rf '%s'", tmpdir))
+		fprintf(stderr, "cannot remove %s\n", tmpdir);
+}
+#else
 static void __attribute__((constructor)) build_inputs(void)
 {
 	char path[PATH_MAX + 16], *name;
@@ -100,8 +205,13 @@ static void __attribute__((constructor)) build_inputs(void)
 		return;
 	snprintf(path, sizeof(path), "%s/p.c", tmpdir);
 	if (write_file(path, prog_src))
-		host_built = !sh("cd '%s' && gcc " CFLAGS_SF " -o p1 p.c 2>gcc1.err && "
-				 "objdump --sframe p1 >p1.sframe 2>&1", tmpdir);
+		host_built = !sh("cd '%s' && " HOST_CC " " CFLAGS_SF " -o p1 p.c 2>gcc1.err && "
+				 HOST_DUMP " p1 >p1.sframe 2>&1", tmpdir);
+	if (!host_built)
+		snprintf(host_why, sizeof(host_why),
+			 "host gcc -Wa,--gsframe failed, see %.180s/gcc1.err", tmpdir);
+	else
+		build_wl();
 
 	if (stat(CHROOT "/bin/sh", &st)) {
 		snprintf(croot_why, sizeof(croot_why), "no chroot at %s", CHROOT);
@@ -137,8 +247,16 @@ static void __attribute__((destructor)) remove_inputs(void)
 	if (have_croot_dir && sh("rm -rf '%s'", croot_dir))
 		fprintf(stderr, "cannot remove %s\n", croot_dir);
 }
+#endif
 
-/* ---- objdump --sframe, parsed ---- */
+/* The program built above: skipped without the tools, failed if it could not be built */
+#define NEED_HOST_BUILT() do {							\
+	if (!host_built && host_skip)						\
+		SKIP(return, "%s", host_why);					\
+	ASSERT_TRUE(host_built) TH_LOG("%s", host_why);				\
+} while (0)
+
+/* ---- objdump --sframe (readelf --sframe), parsed ---- */
 
 enum { R_SAME, R_AT };
 
@@ -150,12 +268,14 @@ struct ofre {
 	int	fp_how;
 	s64	fp_off;
 	s64	ra_off;
+	bool	ra_x30;		/* AArch64: the RA not saved, still in x30 */
 	bool	mangled;
 };
 
 struct ofde {
 	u64		pc, size;
 	bool		mask;
+	bool		key_b;		/* AArch64: "pauth = B key" */
 	int		nfres;
 	struct ofre	fre[64];
 };
@@ -200,9 +320,15 @@ static int parse_fre(struct ofde *f, const char *line)
 		return -1;
 	}
 	r->mangled = strstr(t3, "[s]") != NULL;
+#ifdef PD_UW_ARM64
+	/* 'u': no RA offset, the RA is in x30; no fixed offset */
+	if (t3[0] == 'u')
+		r->ra_x30 = true;
+#else
 	/* 'f': the header's fixed offset; 'u' (version 1's objdump): the same */
 	if (t3[0] == 'f' || t3[0] == 'u')
 		r->ra_off = -8;
+#endif
 	else if (t3[0] == 'c')
 		r->ra_off = strtoll(t3 + 1, NULL, 10);
 	else
@@ -237,6 +363,7 @@ static int parse_objdump(struct odump *d, const char *path)
 			f = &d->fde[d->nfdes++];
 			f->pc = pc;
 			f->size = size;
+			f->key_b = strstr(s, "pauth = B key") != NULL;
 			continue;
 		}
 		if (!strncmp(s, "STARTPC", 7)) {
@@ -305,24 +432,25 @@ static bool row_matches(const struct pd_uw_row *row, const struct ofre *e, char 
 		return true;
 	}
 	if (row->cfa_how != PD_UW_CFA_REG ||
-	    row->cfa_reg != (e->cfa_sp ? PD_UW_RSP : PD_UW_RBP) || row->cfa_off != e->cfa_off) {
+	    row->cfa_reg != (e->cfa_sp ? PD_UW_SP : PD_UW_FP) || row->cfa_off != e->cfa_off) {
 		snprintf(why, wlen, "CFA %d/r%d%+lld, want %s%+lld", row->cfa_how, row->cfa_reg,
 			 (long long)row->cfa_off, e->cfa_sp ? "sp" : "fp", (long long)e->cfa_off);
 		return false;
 	}
-	if (row->reg[PD_UW_RA].how != PD_UW_AT_CFA || row->reg[PD_UW_RA].off != e->ra_off) {
+	if (e->ra_x30 ? row->reg[PD_UW_RA].how != PD_UW_SAME :
+	    row->reg[PD_UW_RA].how != PD_UW_AT_CFA || row->reg[PD_UW_RA].off != e->ra_off) {
 		snprintf(why, wlen, "RA %d%+lld", row->reg[PD_UW_RA].how,
 			 (long long)row->reg[PD_UW_RA].off);
 		return false;
 	}
-	if (e->fp_how == R_SAME ? row->reg[PD_UW_RBP].how != PD_UW_SAME :
-	    row->reg[PD_UW_RBP].how != PD_UW_AT_CFA || row->reg[PD_UW_RBP].off != e->fp_off) {
-		snprintf(why, wlen, "FP %d%+lld", row->reg[PD_UW_RBP].how,
-			 (long long)row->reg[PD_UW_RBP].off);
+	if (e->fp_how == R_SAME ? row->reg[PD_UW_FP].how != PD_UW_SAME :
+	    row->reg[PD_UW_FP].how != PD_UW_AT_CFA || row->reg[PD_UW_FP].off != e->fp_off) {
+		snprintf(why, wlen, "FP %d%+lld", row->reg[PD_UW_FP].how,
+			 (long long)row->reg[PD_UW_FP].off);
 		return false;
 	}
 	for (i = 0; i < PD_UW_NREGS; i++) {
-		if (i != PD_UW_RA && i != PD_UW_RBP && row->reg[i].how != PD_UW_SAME) {
+		if (i != PD_UW_RA && i != PD_UW_FP && row->reg[i].how != PD_UW_SAME) {
 			snprintf(why, wlen, "reg %d not same", i);
 			return false;
 		}
@@ -332,11 +460,13 @@ static bool row_matches(const struct pd_uw_row *row, const struct ofre *e, char 
 
 struct cmp_stats {
 	long	ips, rows, mismatches, refused_mask, fdes_ok, mask_fdes;
+	long	ra_x30, mangled, key_b;	/* AArch64: rows of each, FDEs with the B key */
 };
 
 /*
  * Every byte of every FDE against the dump.  A PC-mask FDE of version 1
- * must be refused (-EINVAL) at every byte.
+ * must be refused (-EINVAL) at every byte, and on x86-64 an FRE with a
+ * mangled RA.
  */
 static void compare_obj(struct __test_metadata *_metadata, const struct obj *o,
 			struct cmp_stats *st)
@@ -357,6 +487,7 @@ static void compare_obj(struct __test_metadata *_metadata, const struct obj *o,
 			if (o->d.ver == 2)
 				rep = raw_rep_v2(&o->im, i);
 		}
+		st->key_b += f->key_b;
 		for (off = 0; off < f->size; off++) {
 			u64 key = off;
 			const struct ofre *e = NULL;
@@ -389,17 +520,21 @@ static void compare_obj(struct __test_metadata *_metadata, const struct obj *o,
 				}
 				continue;
 			}
+#ifndef PD_UW_ARM64
 			if (e->mangled) {
 				if (ret != -EINVAL)
 					st->mismatches++;
 				continue;
 			}
+#endif
 			if (ret) {
 				st->mismatches++;
 				TH_LOG("FDE %d %#lx: %d", i, (unsigned long)(f->pc + off), ret);
 				continue;
 			}
 			st->rows++;
+			st->ra_x30 += e->ra_x30;
+			st->mangled += e->mangled;
 			if (!row_matches(&row, e, why, sizeof(why))) {
 				st->mismatches++;
 				TH_LOG("FDE %d %#lx: %s", i, (unsigned long)(f->pc + off), why);
@@ -525,9 +660,11 @@ static void corrupt(struct __test_metadata *_metadata, const u8 *sec, size_t siz
 			case 0:
 				cs->ok++;
 				ASSERT_EQ(PD_UW_CFA_REG, row.cfa_how);
-				ASSERT_TRUE(row.cfa_reg == PD_UW_RSP || row.cfa_reg == PD_UW_RBP);
+				ASSERT_TRUE(row.cfa_reg == PD_UW_SP || row.cfa_reg == PD_UW_FP);
+				/* AArch64's RA may be in x30 still */
 				ASSERT_TRUE(row.reg[PD_UW_RA].how == PD_UW_AT_CFA ||
-					    row.reg[PD_UW_RA].how == PD_UW_UNDEF);
+					    row.reg[PD_UW_RA].how == PD_UW_UNDEF ||
+					    row.reg[PD_UW_RA].how == PD_UW_RA_DEFAULT);
 				break;
 			case -EINVAL:
 				cs->einval++;
@@ -569,9 +706,20 @@ struct hfre {
 	bool	fp_base;	/* CFA from the FP, else from the SP */
 	u8	osz;		/* 0, 1, 2: 1, 2, 4 bytes */
 	u8	n;		/* offsets */
-	s32	off[3];
+	s32	off[4];
 	u8	info_or;	/* bits to add to the info byte */
 };
+
+/*
+ * An FRE's offsets for a CFA and an FP saved at @fp: on AArch64 with the
+ * frame record's RA, above the FP (stp x29, x30); on x86-64 the RA is at
+ * the fixed CFA-8.
+ */
+#ifdef PD_UW_ARM64
+#define CFA_FP(cfa, fp)	.n = 3, .off = { (cfa), (fp) + 8, (fp) }
+#else
+#define CFA_FP(cfa, fp)	.n = 2, .off = { (cfa), (fp) }
+#endif
 
 struct hfde {
 	u64		pc;
@@ -712,21 +860,21 @@ static int hrow(const u8 *buf, size_t len, unsigned long ip, struct pd_uw_row *r
 /* The FDEs every version can have */
 static const struct hfre fre_a[] = {
 	{ .start = 0, .n = 1, .off = { 8 } },
-	{ .start = 1, .n = 2, .off = { 16, -16 } },
-	{ .start = 4, .fp_base = true, .n = 2, .off = { 16, -16 } },
+	{ .start = 1, CFA_FP(16, -16) },
+	{ .start = 4, .fp_base = true, CFA_FP(16, -16) },
 	{ .start = 0x30, .n = 1, .off = { 8 } },
 };
 
 static const struct hfre fre_b[] = {
 	{ .start = 0, .osz = 2, .n = 1, .off = { 8 } },
-	{ .start = 0x10, .osz = 2, .n = 2, .off = { 70000, -16 } },
-	{ .start = 0x12345, .osz = 1, .n = 2, .off = { 4112, -24 } },
+	{ .start = 0x10, .osz = 2, CFA_FP(70000, -16) },
+	{ .start = 0x12345, .osz = 1, CFA_FP(4112, -24) },
 };
 
 static const struct hfre fre_c[] = {
 	{ .start = 0, .n = 1, .off = { 8 } },
 	{ .start = 0x100, .osz = 1, .n = 1, .off = { 300 } },
-	{ .start = 0x1234, .osz = 1, .n = 2, .off = { 1000, -600 } },
+	{ .start = 0x1234, .osz = 1, CFA_FP(1000, -600) },
 };
 
 /* PLT-like, PC mask: rep 16, the push at 11 */
@@ -777,43 +925,43 @@ struct want {
 
 static const struct want wants[] = {
 	{ .ip = A_PC - 1, .ret = -ENOENT },
-	{ .ip = A_PC, .cfa_reg = PD_UW_RSP, .cfa_off = 8, .fp_off = 0 },
-	{ .ip = A_PC + 1, .cfa_reg = PD_UW_RSP, .cfa_off = 16, .fp_off = -16 },
-	{ .ip = A_PC + 3, .cfa_reg = PD_UW_RSP, .cfa_off = 16, .fp_off = -16 },
-	{ .ip = A_PC + 4, .cfa_reg = PD_UW_RBP, .cfa_off = 16, .fp_off = -16 },
-	{ .ip = A_PC + 0x2f, .cfa_reg = PD_UW_RBP, .cfa_off = 16, .fp_off = -16 },
-	{ .ip = A_PC + 0x30, .cfa_reg = PD_UW_RSP, .cfa_off = 8, .fp_off = 0 },
-	{ .ip = A_PC + 0x3f, .cfa_reg = PD_UW_RSP, .cfa_off = 8, .fp_off = 0 },
+	{ .ip = A_PC, .cfa_reg = PD_UW_SP, .cfa_off = 8, .fp_off = 0 },
+	{ .ip = A_PC + 1, .cfa_reg = PD_UW_SP, .cfa_off = 16, .fp_off = -16 },
+	{ .ip = A_PC + 3, .cfa_reg = PD_UW_SP, .cfa_off = 16, .fp_off = -16 },
+	{ .ip = A_PC + 4, .cfa_reg = PD_UW_FP, .cfa_off = 16, .fp_off = -16 },
+	{ .ip = A_PC + 0x2f, .cfa_reg = PD_UW_FP, .cfa_off = 16, .fp_off = -16 },
+	{ .ip = A_PC + 0x30, .cfa_reg = PD_UW_SP, .cfa_off = 8, .fp_off = 0 },
+	{ .ip = A_PC + 0x3f, .cfa_reg = PD_UW_SP, .cfa_off = 8, .fp_off = 0 },
 	{ .ip = A_PC + 0x40, .ret = -ENOENT },
 	{ .ip = B_PC - 1, .ret = -ENOENT },
-	{ .ip = B_PC, .cfa_reg = PD_UW_RSP, .cfa_off = 8, .fp_off = 0 },
-	{ .ip = B_PC + 0xf, .cfa_reg = PD_UW_RSP, .cfa_off = 8, .fp_off = 0 },
-	{ .ip = B_PC + 0x10, .cfa_reg = PD_UW_RSP, .cfa_off = 70000, .fp_off = -16 },
-	{ .ip = B_PC + 0x12344, .cfa_reg = PD_UW_RSP, .cfa_off = 70000, .fp_off = -16 },
-	{ .ip = B_PC + 0x12345, .cfa_reg = PD_UW_RSP, .cfa_off = 4112, .fp_off = -24 },
-	{ .ip = B_PC + 0x1ffff, .cfa_reg = PD_UW_RSP, .cfa_off = 4112, .fp_off = -24 },
+	{ .ip = B_PC, .cfa_reg = PD_UW_SP, .cfa_off = 8, .fp_off = 0 },
+	{ .ip = B_PC + 0xf, .cfa_reg = PD_UW_SP, .cfa_off = 8, .fp_off = 0 },
+	{ .ip = B_PC + 0x10, .cfa_reg = PD_UW_SP, .cfa_off = 70000, .fp_off = -16 },
+	{ .ip = B_PC + 0x12344, .cfa_reg = PD_UW_SP, .cfa_off = 70000, .fp_off = -16 },
+	{ .ip = B_PC + 0x12345, .cfa_reg = PD_UW_SP, .cfa_off = 4112, .fp_off = -24 },
+	{ .ip = B_PC + 0x1ffff, .cfa_reg = PD_UW_SP, .cfa_off = 4112, .fp_off = -24 },
 	{ .ip = B_PC + 0x20000, .ret = -ENOENT },
-	{ .ip = C_PC, .cfa_reg = PD_UW_RSP, .cfa_off = 8, .fp_off = 0 },
-	{ .ip = C_PC + 0xff, .cfa_reg = PD_UW_RSP, .cfa_off = 8, .fp_off = 0 },
-	{ .ip = C_PC + 0x100, .cfa_reg = PD_UW_RSP, .cfa_off = 300, .fp_off = 0 },
-	{ .ip = C_PC + 0x1233, .cfa_reg = PD_UW_RSP, .cfa_off = 300, .fp_off = 0 },
-	{ .ip = C_PC + 0x1234, .cfa_reg = PD_UW_RSP, .cfa_off = 1000, .fp_off = -600 },
-	{ .ip = C_PC + 0x1fff, .cfa_reg = PD_UW_RSP, .cfa_off = 1000, .fp_off = -600 },
+	{ .ip = C_PC, .cfa_reg = PD_UW_SP, .cfa_off = 8, .fp_off = 0 },
+	{ .ip = C_PC + 0xff, .cfa_reg = PD_UW_SP, .cfa_off = 8, .fp_off = 0 },
+	{ .ip = C_PC + 0x100, .cfa_reg = PD_UW_SP, .cfa_off = 300, .fp_off = 0 },
+	{ .ip = C_PC + 0x1233, .cfa_reg = PD_UW_SP, .cfa_off = 300, .fp_off = 0 },
+	{ .ip = C_PC + 0x1234, .cfa_reg = PD_UW_SP, .cfa_off = 1000, .fp_off = -600 },
+	{ .ip = C_PC + 0x1fff, .cfa_reg = PD_UW_SP, .cfa_off = 1000, .fp_off = -600 },
 	{ .ip = C_PC + 0x2000, .ret = -ENOENT },
 };
 
 static const struct want wants_v2[] = {
-	{ .ip = M_PC, .cfa_reg = PD_UW_RSP, .cfa_off = 8, .fp_off = 0 },
-	{ .ip = M_PC + 10, .cfa_reg = PD_UW_RSP, .cfa_off = 8, .fp_off = 0 },
-	{ .ip = M_PC + 11, .cfa_reg = PD_UW_RSP, .cfa_off = 16, .fp_off = 0 },
-	{ .ip = M_PC + 15, .cfa_reg = PD_UW_RSP, .cfa_off = 16, .fp_off = 0 },
-	{ .ip = M_PC + 16, .cfa_reg = PD_UW_RSP, .cfa_off = 8, .fp_off = 0 },
-	{ .ip = M_PC + 0x20 + 10, .cfa_reg = PD_UW_RSP, .cfa_off = 8, .fp_off = 0 },
-	{ .ip = M_PC + 0x30 + 11, .cfa_reg = PD_UW_RSP, .cfa_off = 16, .fp_off = 0 },
-	{ .ip = M_PC + 0x3f, .cfa_reg = PD_UW_RSP, .cfa_off = 16, .fp_off = 0 },
+	{ .ip = M_PC, .cfa_reg = PD_UW_SP, .cfa_off = 8, .fp_off = 0 },
+	{ .ip = M_PC + 10, .cfa_reg = PD_UW_SP, .cfa_off = 8, .fp_off = 0 },
+	{ .ip = M_PC + 11, .cfa_reg = PD_UW_SP, .cfa_off = 16, .fp_off = 0 },
+	{ .ip = M_PC + 15, .cfa_reg = PD_UW_SP, .cfa_off = 16, .fp_off = 0 },
+	{ .ip = M_PC + 16, .cfa_reg = PD_UW_SP, .cfa_off = 8, .fp_off = 0 },
+	{ .ip = M_PC + 0x20 + 10, .cfa_reg = PD_UW_SP, .cfa_off = 8, .fp_off = 0 },
+	{ .ip = M_PC + 0x30 + 11, .cfa_reg = PD_UW_SP, .cfa_off = 16, .fp_off = 0 },
+	{ .ip = M_PC + 0x3f, .cfa_reg = PD_UW_SP, .cfa_off = 16, .fp_off = 0 },
 	{ .ip = M_PC + 0x40, .ret = -ENOENT },
-	{ .ip = U_PC, .cfa_reg = PD_UW_RSP, .cfa_off = 8, .fp_off = 0 },
-	{ .ip = U_PC + 3, .cfa_reg = PD_UW_RSP, .cfa_off = 8, .fp_off = 0 },
+	{ .ip = U_PC, .cfa_reg = PD_UW_SP, .cfa_off = 8, .fp_off = 0 },
+	{ .ip = U_PC + 3, .cfa_reg = PD_UW_SP, .cfa_off = 8, .fp_off = 0 },
 	{ .ip = U_PC + 4, .ra_undef = true },
 	{ .ip = U_PC + 15, .ra_undef = true },
 	{ .ip = U_PC + 16, .ret = -ENOENT },
@@ -838,26 +986,36 @@ static void check_wants(struct __test_metadata *_metadata, const u8 *buf, size_t
 		ASSERT_EQ(PD_UW_CFA_REG, row.cfa_how);
 		ASSERT_EQ(w[i].cfa_reg, row.cfa_reg) TH_LOG("ip %#lx", w[i].ip);
 		ASSERT_EQ(w[i].cfa_off, row.cfa_off) TH_LOG("ip %#lx", w[i].ip);
+#ifdef PD_UW_ARM64
+		/* saved with the FP (CFA_FP), else still in x30 */
+		if (w[i].fp_off) {
+			ASSERT_EQ(PD_UW_AT_CFA, row.reg[PD_UW_RA].how) TH_LOG("ip %#lx", w[i].ip);
+			ASSERT_EQ(w[i].fp_off + 8, row.reg[PD_UW_RA].off);
+		} else {
+			ASSERT_EQ(PD_UW_SAME, row.reg[PD_UW_RA].how) TH_LOG("ip %#lx", w[i].ip);
+		}
+#else
 		ASSERT_EQ(PD_UW_AT_CFA, row.reg[PD_UW_RA].how);
 		ASSERT_EQ(-8, row.reg[PD_UW_RA].off);
+#endif
 		if (w[i].fp_off) {
-			ASSERT_EQ(PD_UW_AT_CFA, row.reg[PD_UW_RBP].how) TH_LOG("ip %#lx", w[i].ip);
-			ASSERT_EQ(w[i].fp_off, row.reg[PD_UW_RBP].off);
+			ASSERT_EQ(PD_UW_AT_CFA, row.reg[PD_UW_FP].how) TH_LOG("ip %#lx", w[i].ip);
+			ASSERT_EQ(w[i].fp_off, row.reg[PD_UW_FP].off);
 		} else {
-			ASSERT_EQ(PD_UW_SAME, row.reg[PD_UW_RBP].how) TH_LOG("ip %#lx", w[i].ip);
+			ASSERT_EQ(PD_UW_SAME, row.reg[PD_UW_FP].how) TH_LOG("ip %#lx", w[i].ip);
 		}
 		for (r = 0; r < PD_UW_NREGS; r++)
-			if (r != PD_UW_RA && r != PD_UW_RBP)
+			if (r != PD_UW_RA && r != PD_UW_FP)
 				ASSERT_EQ(PD_UW_SAME, row.reg[r].how);
 		ASSERT_EQ(signal, row.signal);
 	}
 }
 
-static const struct hsec good_v1 = { .ver = 1, .flags = 1, .fixed_ra = -8, .abi = 3 };
-static const struct hsec good_v2 = { .ver = 2, .flags = 1, .fixed_ra = -8, .abi = 3 };
-static const struct hsec good_v2r = { .ver = 2, .flags = 5, .fixed_ra = -8, .abi = 3,
+static const struct hsec good_v1 = { .ver = 1, .flags = 1, .fixed_ra = FIXED_RA, .abi = ABI };
+static const struct hsec good_v2 = { .ver = 2, .flags = 1, .fixed_ra = FIXED_RA, .abi = ABI };
+static const struct hsec good_v2r = { .ver = 2, .flags = 5, .fixed_ra = FIXED_RA, .abi = ABI,
 				      .pcrel = true };
-static const struct hsec good_v3 = { .ver = 3, .flags = 5, .fixed_ra = -8, .abi = 3,
+static const struct hsec good_v3 = { .ver = 3, .flags = 5, .fixed_ra = FIXED_RA, .abi = ABI,
 				     .pcrel = true };
 
 static u8 hb[1 << 16];
@@ -906,12 +1064,50 @@ static void real_end(struct __test_metadata *_metadata, struct obj *o)
 	uw_image_free(&o->im);
 }
 
+#ifdef PD_UW_ARM64
+/* The cross-built program: no PLT FDE; RAs in x30 and saved, FPs saved or not */
+TEST(v1_cross_binutils)
+{
+	struct cmp_stats st;
+	struct obj o;
+
+	NEED_HOST_BUILT();
+	real_begin(_metadata, &o, &st, tmpdir, "p1", 1);
+	TH_LOG("v1: %ld rows with the RA in x30", st.ra_x30);
+	EXPECT_EQ(o.d.nfdes, st.fdes_ok);
+	EXPECT_EQ(st.ips, st.rows);
+	EXPECT_GT(st.rows, 300);
+	EXPECT_GT(st.ra_x30, 0);
+	EXPECT_LT(st.ra_x30, st.rows);
+	EXPECT_EQ(0, st.mangled);
+	EXPECT_EQ(0, st.key_b);
+	real_end(_metadata, &o);
+}
+
+/* The same with pac-ret+leaf+b-key: every FDE's key B, RAs signed */
+TEST(v1_cross_pac)
+{
+	struct cmp_stats st;
+	struct obj o;
+
+	NEED_HOST_BUILT();
+	real_begin(_metadata, &o, &st, tmpdir, "p1pac", 1);
+	TH_LOG("v1: %ld rows with the RA in x30, %ld with a mangled RA, %ld B-key FDEs",
+	       st.ra_x30, st.mangled, st.key_b);
+	EXPECT_EQ(o.d.nfdes, st.fdes_ok);
+	EXPECT_EQ(st.ips, st.rows);
+	EXPECT_GT(st.mangled, 0);
+	EXPECT_GT(st.ra_x30, 0);
+	EXPECT_EQ(o.d.nfdes, st.key_b);
+	real_end(_metadata, &o);
+}
+#else
 TEST(v1_host_binutils)
 {
 	struct cmp_stats st;
 	struct obj o;
 
-	ASSERT_TRUE(host_built) TH_LOG("host gcc -Wa,--gsframe failed, see %s/gcc1.err", tmpdir);
+	NEED_HOST_BUILT();
 	real_begin(_metadata, &o, &st, tmpdir, "p1", 1);
 	EXPECT_EQ(o.d.nfdes - st.mask_fdes, st.fdes_ok);
 	EXPECT_GT(st.rows, 300);
@@ -935,13 +1131,30 @@ TEST(v2_chroot_binutils)
 	EXPECT_GE(st.mask_fdes, 1);
 	real_end(_metadata, &o);
 }
+#endif
+
+/* The workload of tests/vm's table walks, static: only its own code has SFrame */
+TEST(v1_wl_nofp_sframe)
+{
+	struct cmp_stats st;
+	struct obj o;
+
+	NEED_HOST_BUILT();
+	if (access(PD_WL_CALLS, R_OK))
+		SKIP(return, "no %s", PD_WL_CALLS);
+	ASSERT_TRUE(wl_built) TH_LOG("see %s/wl.err", tmpdir);
+	real_begin(_metadata, &o, &st, tmpdir, "wl", 1);
+	EXPECT_EQ(o.d.nfdes - st.mask_fdes, st.fdes_ok);
+	EXPECT_EQ(st.refused_mask + st.rows, st.ips);
+	real_end(_metadata, &o);
+}
 
 TEST(offsets_of_every_size_in_real_code)
 {
 	struct obj o;
 	int i, j, sizes = 0;
 
-	ASSERT_TRUE(host_built);
+	NEED_HOST_BUILT();
 	ASSERT_EQ(0, load_obj(&o, tmpdir, "p1"));
 	/* big2: 2-byte offsets (sp+5000+), big4: 4-byte (sp+70000+) */
 	for (i = 0; i < o.d.nfdes; i++) {
@@ -964,12 +1177,19 @@ TEST(corruption_v1_host)
 {
 	struct obj o;
 
-	ASSERT_TRUE(host_built);
+	NEED_HOST_BUILT();
 	ASSERT_EQ(0, load_obj(&o, tmpdir, "p1"));
 	corrupt_obj(_metadata, &o);
 	uw_image_free(&o.im);
+#ifdef PD_UW_ARM64
+	/* and with the mangled-RA and key bits set */
+	ASSERT_EQ(0, load_obj(&o, tmpdir, "p1pac"));
+	corrupt_obj(_metadata, &o);
+	uw_image_free(&o.im);
+#endif
 }
 
+#ifndef PD_UW_ARM64
 TEST(corruption_v2_chroot)
 {
 	struct obj o;
@@ -980,6 +1200,7 @@ TEST(corruption_v2_chroot)
 	corrupt_obj(_metadata, &o);
 	uw_image_free(&o.im);
 }
+#endif
 
 TEST(corruption_v3_built)
 {
@@ -1015,8 +1236,8 @@ TEST(v3_built)
 	n = base_fdes(fd, 3);
 	check_built(_metadata, &good_v3, fd, n);
 	/* section-relative starts are version 3's too */
-	check_built(_metadata, &(struct hsec){ .ver = 3, .flags = 1, .fixed_ra = -8, .abi = 3 },
-		    fd, n);
+	check_built(_metadata, &(struct hsec){ .ver = 3, .flags = 1, .fixed_ra = FIXED_RA,
+					       .abi = ABI }, fd, n);
 
 	/* a signal frame's FDE */
 	fd[3].signal = true;
@@ -1056,10 +1277,81 @@ TEST(v1_built)
 	EXPECT_EQ(-EINVAL, hrow(hb, len, U_PC + 4, &row));
 	EXPECT_EQ(0, hrow(hb, len, U_PC + 3, &row));
 	/* nor a PC-relative start */
-	len = build(hb, sizeof(hb), &(struct hsec){ .ver = 1, .flags = 5, .fixed_ra = -8,
-						    .abi = 3, .pcrel = true }, fd, n);
+	len = build(hb, sizeof(hb), &(struct hsec){ .ver = 1, .flags = 5, .fixed_ra = FIXED_RA,
+						    .abi = ABI, .pcrel = true }, fd, n);
 	EXPECT_EQ(-EINVAL, hrow(hb, len, A_PC, &row));
 }
+
+#ifdef PD_UW_ARM64
+/*
+ * AArch64's FREs: one offset (the RA still in x30), two (CFA, RA), three
+ * (CFA, RA, FP), of every size; a signed RA (the FRE's mangled-RA bit)
+ * and the FDE's B key change nothing a row says.  In every version.
+ */
+static const struct hfre fre_arm64[] = {
+	{ .start = 0, .n = 1, .off = { 0 } },
+	{ .start = 4, .n = 1, .off = { 0 }, .info_or = 0x80 },
+	{ .start = 8, .n = 2, .off = { 32, -32 }, .info_or = 0x80 },
+	{ .start = 12, .osz = 1, .n = 3, .off = { 48, -40, -48 }, .info_or = 0x80 },
+	{ .start = 16, .fp_base = true, .osz = 2, .n = 3, .off = { 48, -40, -48 } },
+	{ .start = 20, .n = 2, .off = { 16, -8 } },
+};
+
+TEST(aarch64_fres)
+{
+	static const struct {
+		unsigned int	at;
+		u8		cfa_reg;
+		s64		cfa_off, ra_off, fp_off;	/* 0: the same value */
+	} w[] = {
+		{ 0, PD_UW_SP, 0, 0, 0 },
+		{ 3, PD_UW_SP, 0, 0, 0 },
+		{ 4, PD_UW_SP, 0, 0, 0 },
+		{ 8, PD_UW_SP, 32, -32, 0 },
+		{ 11, PD_UW_SP, 32, -32, 0 },
+		{ 12, PD_UW_SP, 48, -40, -48 },
+		{ 16, PD_UW_FP, 48, -40, -48 },
+		{ 20, PD_UW_SP, 16, -8, 0 },
+		{ 0x3f, PD_UW_SP, 16, -8, 0 },
+	};
+	static const struct hsec *const hs[] = { &good_v1, &good_v2, &good_v2r, &good_v3 };
+	struct pd_uw_row row;
+	unsigned int i, k, key;
+	struct hfde fd;
+	size_t len;
+
+	for (k = 0; k < ARRAY_SIZE(hs); k++) {
+		for (key = 0; key < 2; key++) {
+			fd = (struct hfde){ .pc = A_PC, .size = 0x40,
+					    .nfres = ARRAY_SIZE(fre_arm64), .fre = fre_arm64,
+					    .info_or = key ? 0x20 : 0 };
+			len = build(hb, sizeof(hb), hs[k], &fd, 1);
+			ASSERT_GT(len, 0U);
+			for (i = 0; i < ARRAY_SIZE(w); i++) {
+				ASSERT_EQ(0, hrow(hb, len, A_PC + w[i].at, &row))
+					TH_LOG("v%d key %u +%u", hs[k]->ver, key, w[i].at);
+				EXPECT_EQ(PD_UW_CFA_REG, row.cfa_how);
+				EXPECT_EQ(w[i].cfa_reg, row.cfa_reg);
+				EXPECT_EQ(w[i].cfa_off, row.cfa_off);
+				if (w[i].ra_off) {
+					EXPECT_EQ(PD_UW_AT_CFA, row.reg[PD_UW_RA].how);
+					EXPECT_EQ(w[i].ra_off, row.reg[PD_UW_RA].off);
+				} else {
+					EXPECT_EQ(PD_UW_SAME, row.reg[PD_UW_RA].how);
+				}
+				if (w[i].fp_off) {
+					EXPECT_EQ(PD_UW_AT_CFA, row.reg[PD_UW_FP].how);
+					EXPECT_EQ(w[i].fp_off, row.reg[PD_UW_FP].off);
+				} else {
+					EXPECT_EQ(PD_UW_SAME, row.reg[PD_UW_FP].how);
+				}
+				EXPECT_FALSE(row.signal);
+			}
+			EXPECT_EQ(-ENOENT, hrow(hb, len, A_PC + 0x40, &row));
+		}
+	}
+}
+#endif
 
 /* A table that differs from a good v2 one in one thing, looked up at @ip */
 struct bad_case {
@@ -1072,14 +1364,23 @@ struct bad_case {
 };
 
 static const struct hfre fre_bad_size[] = { { .start = 0, .osz = 3, .n = 1, .off = { 8 } } };
-static const struct hfre fre_bad_n3[] = { { .start = 0, .n = 3, .off = { 16, -8, -16 } } };
-static const struct hfre fre_bad_mangled[] = {
-	{ .start = 0, .n = 1, .off = { 8 }, .info_or = 0x80 } };
-static const struct hfre fre_bad_cfa[] = { { .start = 0, .n = 1, .off = { 0 } } };
+/* one more than the ABI has: x86-64's CFA, FP; AArch64's CFA, RA, FP */
+static const struct hfre fre_bad_count[] = { { .start = 0, .n = MAX_OFFSETS + 1,
+					       .off = { 32, -8, -16, -24 } } };
+static const struct hfre fre_bad_cfa[] = { { .start = 0, .n = 1, .off = { MIN_CFA - 1 } } };
 static const struct hfre fre_bad_cfa_neg[] = { { .start = 0, .fp_base = true, .n = 1,
 						 .off = { -16 } } };
+#ifdef PD_UW_ARM64
+static const struct hfre fre_bad_ra0[] = { { .start = 0, .n = 2, .off = { 16, 0 } } };
+static const struct hfre fre_bad_ra_pos[] = { { .start = 0, .n = 2, .off = { 16, 8 } } };
+static const struct hfre fre_bad_fp0[] = { { .start = 0, .n = 3, .off = { 16, -8, 0 } } };
+static const struct hfre fre_bad_fp_pos[] = { { .start = 0, .n = 3, .off = { 16, -8, 8 } } };
+#else
+static const struct hfre fre_bad_mangled[] = {
+	{ .start = 0, .n = 1, .off = { 8 }, .info_or = 0x80 } };
 static const struct hfre fre_bad_fp[] = { { .start = 0, .n = 2, .off = { 16, -8 } } };
 static const struct hfre fre_bad_fp_pos[] = { { .start = 0, .n = 2, .off = { 16, 8 } } };
+#endif
 static const struct hfre fre_bad_order[] = {
 	{ .start = 0, .n = 1, .off = { 8 } },
 	{ .start = 8, .n = 1, .off = { 16 } },
@@ -1087,7 +1388,7 @@ static const struct hfre fre_bad_order[] = {
 	{ .start = 12, .n = 1, .off = { 8 } },
 };
 
-#define HS(v, ...) { .ver = v, .flags = 1, .fixed_ra = -8, .abi = 3, __VA_ARGS__ }
+#define HS(v, ...) { .ver = v, .flags = 1, .fixed_ra = FIXED_RA, .abi = ABI, __VA_ARGS__ }
 #define FA(...) { .pc = A_PC, .size = 0x40, __VA_ARGS__ }
 
 /* HS() gives defaults that a case overrides */
@@ -1099,9 +1400,16 @@ static const struct bad_case bad_cases[] = {
 	{ "not sorted", 2, HS(2, .flags = 0), -1, {}, A_PC },
 	{ "unknown flag 8", 2, HS(2, .flags = 9), -1, {}, A_PC },
 	{ "v3 FRAME_POINTER flag", 3, HS(3, .flags = 3), -1, {}, A_PC },
-	{ "aarch64", 2, HS(2, .abi = 2), -1, {}, A_PC },
+	/* the other architecture's: AArch64 on x86-64, AMD64 on AArch64 */
+	{ "the other ABI", 2, HS(2, .abi = OTHER_ABI), -1, {}, A_PC },
+	{ "v3, the other ABI", 3, HS(3, .abi = OTHER_ABI), -1, {}, A_PC },
+	{ "aarch64 big-endian", 2, HS(2, .abi = 1), -1, {}, A_PC },
 	{ "s390x", 2, HS(2, .abi = 4), -1, {}, A_PC },
+#ifdef PD_UW_ARM64
+	{ "RA fixed at CFA-8", 2, HS(2, .fixed_ra = -8), -1, {}, A_PC },
+#else
 	{ "RA not fixed", 2, HS(2, .fixed_ra = 0), -1, {}, A_PC },
+#endif
 	{ "RA at CFA-16", 2, HS(2, .fixed_ra = -16), -1, {}, A_PC },
 	{ "fixed FP", 2, HS(2, .fixed_fp = -16), -1, {}, A_PC },
 	{ "aux header", 2, HS(2, .auxlen = 4), -1, {}, A_PC },
@@ -1109,7 +1417,9 @@ static const struct bad_case bad_cases[] = {
 	{ "FDE count wraps", 2, HS(2, .num_fdes_adj = 0xfffffff0u), -1, {}, A_PC },
 	{ "FREs past the end", 2, HS(2, .fre_len_adj = 1000), -1, {}, A_PC },
 	{ "FRE type 3", 2, HS(2), 0, FA(.fre_type = 3, .nfres = 4, .fre = fre_a), A_PC },
+#ifndef PD_UW_ARM64
 	{ "v2 pauth bit", 2, HS(2), 0, FA(.info_or = 0x20, .nfres = 4, .fre = fre_a), A_PC },
+#endif
 	{ "v2 bit 7", 2, HS(2), 0, FA(.info_or = 0x80, .nfres = 4, .fre = fre_a), A_PC },
 	{ "v3 bit 6", 3, HS(3), 0, FA(.info_or = 0x40, .nfres = 4, .fre = fre_a), A_PC },
 	{ "v3 flex FDE", 3, HS(3), 0, FA(.info2 = 1, .nfres = 4, .fre = fre_a), A_PC },
@@ -1123,12 +1433,21 @@ static const struct bad_case bad_cases[] = {
 	{ "FREs past the sub-section", 2, HS(2), 4,
 	  { .pc = U_PC, .size = 0x10, .nfres = 2, .fre = fre_u, .num_fres_adj = 1 }, U_PC + 15 },
 	{ "offset size 3", 2, HS(2), 0, FA(.nfres = 1, .fre = fre_bad_size), A_PC },
-	{ "3 offsets", 2, HS(2), 0, FA(.nfres = 1, .fre = fre_bad_n3), A_PC },
-	{ "mangled RA", 2, HS(2), 0, FA(.nfres = 1, .fre = fre_bad_mangled), A_PC },
-	{ "CFA below the RA", 2, HS(2), 0, FA(.nfres = 1, .fre = fre_bad_cfa), A_PC },
+	{ "an offset too many", 2, HS(2), 0, FA(.nfres = 1, .fre = fre_bad_count), A_PC },
+	{ "v3, an offset too many", 3, HS(3), 0, FA(.nfres = 1, .fre = fre_bad_count), A_PC },
+	{ "CFA too low", 2, HS(2), 0, FA(.nfres = 1, .fre = fre_bad_cfa), A_PC },
 	{ "CFA below the FP", 2, HS(2), 0, FA(.nfres = 1, .fre = fre_bad_cfa_neg), A_PC },
+#ifdef PD_UW_ARM64
+	{ "RA at the CFA", 2, HS(2), 0, FA(.nfres = 1, .fre = fre_bad_ra0), A_PC },
+	{ "RA above the CFA", 2, HS(2), 0, FA(.nfres = 1, .fre = fre_bad_ra_pos), A_PC },
+	{ "v3, RA above the CFA", 3, HS(3), 0, FA(.nfres = 1, .fre = fre_bad_ra_pos), A_PC },
+	{ "FP at the CFA", 2, HS(2), 0, FA(.nfres = 1, .fre = fre_bad_fp0), A_PC },
+	{ "FP above the CFA", 2, HS(2), 0, FA(.nfres = 1, .fre = fre_bad_fp_pos), A_PC },
+#else
+	{ "mangled RA", 2, HS(2), 0, FA(.nfres = 1, .fre = fre_bad_mangled), A_PC },
 	{ "FP in the RA's slot", 2, HS(2), 0, FA(.nfres = 1, .fre = fre_bad_fp), A_PC },
 	{ "FP above the CFA", 2, HS(2), 0, FA(.nfres = 1, .fre = fre_bad_fp_pos), A_PC },
+#endif
 	{ "FREs out of order", 2, HS(2), 0, FA(.nfres = 4, .fre = fre_bad_order), A_PC + 13 },
 };
 #pragma GCC diagnostic pop
