@@ -21,6 +21,8 @@
 #   make man             the man pages into build/man (scdoc); make install-man
 #                        installs them and the bash completion
 #   make dkms-install    register, build and install the module with DKMS
+#                        (KERNELRELEASE=REL for another kernel, DKMS_ARCH=ARCH
+#                        for another architecture's: tests/dkms.sh)
 #   make deb             perf-defer and perf-defer-dkms .debs, built in a clean
 #                        bookworm chroot (scripts/deb), checked by lintian
 #   make lint            shellcheck of the scripts; checkpatch, W=1 build, sparse,
@@ -131,7 +133,8 @@ dkms-source:
 	cp include/uapi/linux/perf_defer.h $(DKMS_SRC)/include/uapi/linux/
 
 dkms-install: dkms-source
-	dkms install perf-defer/$(VERSION) $(if $(KERNELRELEASE),-k $(KERNELRELEASE))
+	dkms install perf-defer/$(VERSION) $(if $(KERNELRELEASE),-k $(KERNELRELEASE)) \
+		$(if $(DKMS_ARCH),-a $(DKMS_ARCH))
 
 # the Debian packages, built in a clean bookworm chroot, into build/deb
 deb:

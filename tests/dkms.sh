@@ -9,8 +9,10 @@
 #   tests/dkms.sh NATIVE_KERNEL_RELEASE MODULE_KERNEL_RELEASE...
 # On the host, whose headers those are.  With --series, the install and
 # the removal for test kernels of scripts/kernels; for those whose headers
-# live in a chroot ("source", "chroot"), with the dkms of that chroot's
-# Debian release:
+# live in a chroot ("source", "chroot", "cross"), with the dkms of that
+# chroot's Debian release; an arm64 kernel's ("cross") as a cross build:
+# DKMS for arch aarch64, the headers' .kernelvariables given Debian's
+# cross-build variables (ARCH arm64, CROSS_COMPILE aarch64-linux-gnu-):
 #   tests/dkms.sh --series SERIES...
 set -u
 
@@ -27,6 +29,8 @@ abi=$(awk '$1 == "#define" && $2 == "PERF_DEFER_ABI_MAJOR" { M = $3 }
 # The chroot DKMS runs in ("" for the host), the bind mounts it needs, and
 # where the tree is seen from there
 root='' binds=() src=$top
+# what 'make dkms-install' runs under, and is given, for a cross build
+make_env=() make_args=()
 # in_root CMD...: CMD on the host, or in $root
 in_root() {
 	if [ -n "$root" ]; then pd_in_root "$root" "${binds[@]}" -- "$@"; else "$@"; fi
@@ -37,7 +41,8 @@ in_root() {
 install_one() {
 	local rel=$1 ko
 
-	in_root make -s -C "$src" dkms-install KERNELRELEASE="$rel" >/tmp/pd-dkms.log 2>&1
+	in_root "${make_env[@]}" make -s -C "$src" dkms-install KERNELRELEASE="$rel" \
+		"${make_args[@]}" >/tmp/pd-dkms.log 2>&1
 	ok $? "dkms add/build/install for $rel${root:+ in ${root##*/}}"
 	sed 's/^/# /' /tmp/pd-dkms.log
 
@@ -83,7 +88,7 @@ if [ "${1:-}" = --series ]; then
 	tap_plan $((7 * $#))
 	for series in "$@"; do
 		kdir=$(pd_kernel_dir "$series") rel=$(cat "$kdir/release")
-		root='' src=$top binds=()
+		root='' src=$top binds=() make_env=() make_args=()
 		read -r _ _ headers _ < <(pd_kernel "$series")
 		if [ "$headers" != host ]; then
 			root=$("$top/scripts/deps" dkms "$series") src=/mnt/src binds=("$top:/mnt/src")
@@ -93,6 +98,12 @@ if [ "${1:-}" = --series ]; then
 			binds+=("$kdir/kbuild:/mnt/kbuild")
 			mkdir -p "$root/lib/modules/$rel"
 			ln -sfn /mnt/kbuild "$root/lib/modules/$rel/build"
+		elif [ "$headers" = cross ]; then
+			mkdir -p "$root/lib/modules/$rel"
+			ln -sfn "/usr/src/linux-headers-$rel" "$root/lib/modules/$rel/build"
+			make_env=(env DEB_BUILD_ARCH=amd64 DEB_HOST_ARCH=arm64
+				DEB_HOST_GNU_TYPE=aarch64-linux-gnu)
+			make_args=(DKMS_ARCH=aarch64)
 		fi
 		in_root dkms remove "perf-defer/$ver" --all >/dev/null 2>&1
 		install_one "$rel"
