@@ -383,6 +383,10 @@ HOOK_CFGS = [("6.12-kernel", "6.12: perf's kernel-only chain (`--kernel-callchai
              ("6.12-idle", "6.12: the same, module loaded, nothing attached"),
              ("6.12-module", "6.12: `perf-defer record --user-unwind fp` (fp,defer through the module)"),
              ("6.12-fp", "6.12: perf's `--call-graph fp` (user chain walked in the interrupt)"),
+             ("6.12-armed-kernel", "6.12: the kernel-only chain, the module's probes armed by another"
+              " task's event (`perf_callchain()`'s probe passed, nothing deferred)"),
+             ("6.12-armed-fp", "6.12: perf's `--call-graph fp`, the probes armed by another task's"
+              " event (both probes passed, nothing deferred)"),
              ("7.2-kernel", "7.2: perf's kernel-only chain"),
              ("7.2-native", "7.2: perf's `--call-graph fp,defer` (native deferral)"),
              ("7.2-fp", "7.2: perf's `--call-graph fp`")]
@@ -436,6 +440,38 @@ def hook_goals(runs):
     return res
 
 
+def hook_diff(runs, wl, cfg, base):
+    """cfg's ticks per sample minus base's, each repetition: median [min-max]"""
+    return summary([runs[(w, c, r)][1] - runs[(w, base, r)][1]
+                    for (w, c, r) in runs
+                    if w == wl and c == cfg and (w, base, r) in runs])
+
+
+def hook_breakdown(runs):
+    """Where the module's ticks go: its probes by themselves (armed for
+    another task's event, so passed without deferring) and the rest"""
+    out = []
+    for wl in sorted({k[0] for k in runs}):
+        added = hook_diff(runs, wl, "6.12-module", "6.12-kernel")
+        both = hook_diff(runs, wl, "6.12-armed-fp", "6.12-fp")
+        one = hook_diff(runs, wl, "6.12-armed-kernel", "6.12-kernel")
+        native = hook_diff(runs, wl, "7.2-native", "7.2-kernel")
+        if not added or not both:
+            continue
+        if not out:
+            out = ["", "Where the module's ticks go, per sample, in differences of medians of",
+                   "the same repetition (median [min–max]):", ""]
+        out.append(
+            f"- {wl}: the module adds {fmt(added, 0)} ticks to the kernel-only chain; passing"
+            f" its two probes without deferring costs {fmt(both, 0)} (armed fp − fp),"
+            f" {100 * both[0] / added[0]:.0f}% of that, `perf_callchain()`'s alone"
+            f" {fmt(one, 0)} (armed kernel-only − kernel-only); the rest,"
+            f" {added[0] - both[0]:.0f}, is the deferral itself (the entry's request"
+            f" found or claimed, the cookie, the task_work queued)"
+            + (f"; native deferral adds {fmt(native, 0)} on 7.2." if native else "."))
+    return out
+
+
 def hook_section(runs, reps, command):
     """The time perf_prepare_sample() takes, per configuration."""
     if not runs:
@@ -462,8 +498,10 @@ def hook_section(runs, reps, command):
                 continue
             n = sum(v[0] for v in vals) // len(vals)
             ns = summary([v[1] for v in vals])
-            ratio = "–" if cfg.endswith("-kernel") else fmt(summary(hook_ratios(runs, wl, cfg)), 3, "×")
+            ratio = ("–" if cfg == cfg.split("-")[0] + "-kernel"
+                     else fmt(summary(hook_ratios(runs, wl, cfg)), 3, "×"))
             out.append(f"| {wl} | {text} | {n} | {fmt(ns, 0)} | {ratio} |")
+    out += hook_breakdown(runs)
     out += ["", "| goal | met | figures |", "|---|---|---|"]
     for text, ok, fig in hook_goals(runs):
         out.append(f"| {text} | {'yes' if ok else '**no**'} | {fig} |")

@@ -23,6 +23,14 @@
 #           task_work, where samples land too, is what it is natively
 #   fp      perf record --call-graph fp: kernel and user chain, walked in
 #           the interrupt
+#   armed-kernel, armed-fp
+#           kernel and fp again, while another task's event is attached
+#           (a perf-defer record of a sleep): the module's probes are
+#           armed, and run for every sample, but find no attached event
+#           and leave it alone.  armed-fp passes both probes, armed-kernel
+#           only perf_callchain()'s (a kernel-only chain has no user
+#           walk): what the probes cost by themselves, apart from what the
+#           module does for a sample it defers.
 # With native, on a kernel that defers natively (Linux >= 6.19), for the
 # same comparison there: kernel, native (perf record --call-graph
 # fp,defer: the kernel chain, the cookie and the kernel's own deferral
@@ -90,6 +98,10 @@ run() {	# run WL CFG REP UNITS
 			"$wl_bin" "$1" "$4" >/dev/null 2>&1 ;;
 	module) perf-defer record -q -e cpu-clock -F "$rate" --user-unwind fp -o /tmp/hook.data -- \
 			"$wl_bin" "$1" "$4" >/dev/null 2>&1 ;;
+	armed-kernel) perf record -q -e cpu-clock -F "$rate" --call-graph fp --kernel-callchains \
+			-o /tmp/hook.data -- "$wl_bin" "$1" "$4" >/dev/null 2>&1 ;;
+	armed-fp) perf record -q -e cpu-clock -F "$rate" --call-graph fp -o /tmp/hook.data -- \
+			"$wl_bin" "$1" "$4" >/dev/null 2>&1 ;;
 	esac
 	rc=$?
 	echo 0 >"$t/tracing_on"
@@ -99,6 +111,27 @@ run() {	# run WL CFG REP UNITS
 	med=$(awk -v n="$n" 'NR == int((n + 1) / 2) { print; exit }' /tmp/hook.ns)
 	mean=$(awk '{ s += $1 } END { if (NR) printf "%d", s / NR }' /tmp/hook.ns)
 	echo "HOOK $1 $2 $3 $n ${med:-0} ${mean:-0}"
+}
+
+# arm: another task's event attached (a recorded sleep), the module's
+# probes armed; disarm: that recording ended
+kp=/sys/kernel/debug/kprobes/list
+[ -f "$kp" ] || mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+arm() {
+	perf-defer record -q -e cpu-clock -o /tmp/arm.data -- sleep 3600 >/dev/null 2>&1 &
+	arm_pid=$!
+	i=0
+	until grep -q 'perf_callchain+' "$kp" 2>/dev/null &&
+		! grep 'perf_callchain+' "$kp" | grep -q DISABLED; do
+		i=$((i + 1))
+		[ "$i" -le 100 ] || { echo "Bail out! the module's probes were not armed"; exit 1; }
+		sleep 0.1
+	done
+}
+disarm() {
+	kill -INT "$arm_pid"
+	wait "$arm_pid"
+	pkill -x sleep
 }
 
 rep=1
@@ -117,6 +150,10 @@ while [ "$rep" -le "$reps" ]; do
 		run "$wl" idle "$rep" "$u"
 		run "$wl" module "$rep" "$u"
 		run "$wl" fp "$rep" "$u"
+		arm
+		run "$wl" armed-kernel "$rep" "$u"
+		run "$wl" armed-fp "$rep" "$u"
+		disarm
 	done
 	rep=$((rep + 1))
 done
