@@ -71,7 +71,8 @@ arm64: $(KSFT_DIR)/kselftest_harness.h
 	$(MAKE) -C recorder O=$(ARM64_OUT)/recorder CC="$(ARM64_CC)" AR=aarch64-linux-gnu-ar \
 		PERF_DEFER_VERSION=$(VERSION) CPPFLAGS="-isystem $$cross/sysroot/usr/include" \
 		LDFLAGS="-static $(ARM64_LD) -L$$cross/sysroot/usr/lib/aarch64-linux-gnu" \
-		LDLIBS="-lelf -lz -lzstd" $(ARM64_OUT)/recorder/perf-defer
+		LDLIBS="-lelf -lz -lzstd" PRELOAD_LDFLAGS="$(ARM64_LD)" \
+		$(ARM64_OUT)/recorder/perf-defer $(ARM64_OUT)/recorder/libperf-defer-preload.so
 	$(MAKE) -C tests/vm arm64 KSFT_DIR=$(KSFT_DIR)
 
 check:

@@ -24,14 +24,16 @@
 /*
  * Does perf's event attr sample user callchains by frame pointers (fp,
  * or perf >= 6.19's fp,defer): a sampling event with PERF_SAMPLE_CALLCHAIN
- * that keeps user space, and no user registers or stack of its own (dwarf
- * stays perf's)?  Then it is to be attached.
+ * that keeps user space, and no user stack of its own (dwarf stays
+ * perf's)?  Then it is to be attached.  User registers alone are fp's
+ * too: perf record -g samples the LR on arm64, from which perf report
+ * guesses the caller of a leaf that has not stored its frame record.
  */
 static inline bool preload_wants(const struct perf_event_attr *attr)
 {
 	return (attr->sample_type & PERF_SAMPLE_CALLCHAIN) && attr->sample_period &&
 	       !attr->exclude_user && !attr->exclude_callchain_user &&
-	       !(attr->sample_type & (PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER));
+	       !(attr->sample_type & PERF_SAMPLE_STACK_USER);
 }
 
 /*

@@ -75,6 +75,11 @@ TEST(wants_fp_sampling_with_user_callchains)
 	a.sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
 	EXPECT_FALSE(preload_wants(&a)) TH_LOG("--call-graph dwarf stays perf's");
 	attr_fp(&a);
+	/* perf record -g on arm64: LR sampled, for its leaf-caller guess */
+	a.sample_type |= PERF_SAMPLE_REGS_USER;
+	a.sample_regs_user = 1ULL << 30;
+	EXPECT_TRUE(preload_wants(&a)) TH_LOG("fp with the user LR (arm64's -g)");
+	attr_fp(&a);
 	a.freq = 1;
 	a.sample_freq = 4000;
 	EXPECT_TRUE(preload_wants(&a)) TH_LOG("-F");

@@ -57,6 +57,14 @@ static const char *const way_out_fns[] = {
 	"bprm_execve", "do_execveat_common", "do_exit",
 	/* arm64 before generic entry: its exit-to-user work loop */
 	"do_notify_resume",
+	/*
+	 * and what it calls after task_work_run(): a sample at one of these
+	 * at its first instruction has no do_notify_resume in its chain
+	 * (arm64's kernel walk takes the PC, then frame records: the caller
+	 * in x30 is not one yet)
+	 */
+	"blkcg_maybe_throttle_current", "mem_cgroup_handle_over_high",
+	"__rseq_handle_notify_resume",
 };
 
 struct ksym {
