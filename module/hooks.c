@@ -240,6 +240,15 @@ static int pd_pre_perf_callchain_user(struct kprobe *p, struct pt_regs *regs)
 		return 0;
 	if (current->flags & PD_NEVER_DEFER)
 		return 0;
+	/*
+	 * Inside execve(): the task_work runs after the exec, whose stack is
+	 * not the one the sample saw, and writes no record.  perf's walk in
+	 * the interrupt reads what there is (the old image's stack until the
+	 * new mm replaces it), as without the module.  perf's events enabled
+	 * on exec take their first samples here (perf_event_exec()).
+	 */
+	if (current->in_execve)
+		return 0;
 	if (!entry->nr || entry->ip[entry->nr - 1] != PERF_CONTEXT_USER)
 		return 0;
 	/*
