@@ -276,18 +276,15 @@ static void pd_uw_set(struct pd_uw_regs *regs, unsigned int reg, unsigned long v
  */
 static void pd_uw_fp_row(struct pd_uw_row *row, bool vdso_leaf)
 {
+	bool leaf = IS_ENABLED(CONFIG_ARM64) && vdso_leaf;
 	unsigned int i;
 
-	if (IS_ENABLED(CONFIG_ARM64) && vdso_leaf) {
-		*row = (struct pd_uw_row){ .cfa_how = PD_UW_CFA_REG, .cfa_reg = PD_UW_SP };
-		for (i = 0; i < PD_UW_NREGS; i++)
-			row->reg[i].how = PD_UW_SAME;
-		return;
-	}
-
-	*row = (struct pd_uw_row){ .cfa_how = PD_UW_CFA_REG, .cfa_reg = PD_UW_FP, .cfa_off = 16 };
+	*row = (struct pd_uw_row){ .cfa_how = PD_UW_CFA_REG,
+				   .cfa_reg = leaf ? PD_UW_SP : PD_UW_FP, .cfa_off = leaf ? 0 : 16 };
 	for (i = 0; i < PD_UW_NREGS; i++)
 		row->reg[i].how = PD_UW_SAME;
+	if (leaf)
+		return;
 	row->reg[PD_UW_FP] = (struct pd_uw_rule){ .how = PD_UW_AT_CFA, .off = -16 };
 	row->reg[PD_UW_RA] = (struct pd_uw_rule){ .how = PD_UW_AT_CFA, .off = -8 };
 }
