@@ -177,6 +177,7 @@ static int pd_pre_perf_callchain(struct kprobe *p, struct pt_regs *regs)
 	struct perf_event *event = (struct perf_event *)regs_get_kernel_argument(regs, 0);
 	struct perf_event *key = event->parent ?: event;
 	struct pd_slot *slot;
+	u64 t0 = pd_t_now();
 
 	if (pd_stray_int3(p, regs))
 		return 1;
@@ -191,6 +192,7 @@ static int pd_pre_perf_callchain(struct kprobe *p, struct pt_regs *regs)
 	slot->event = key;
 	slot->id = event->id;
 	slot->regs = (struct pt_regs *)regs_get_kernel_argument(regs, 1);
+	pd_t_add(PD_T_CALLCHAIN, t0);
 	return 0;
 }
 NOKPROBE_SYMBOL(pd_pre_perf_callchain);
@@ -224,6 +226,7 @@ static int pd_pre_perf_callchain_user(struct kprobe *p, struct pt_regs *regs)
 	struct perf_event *key;
 	struct pd_attach *att;
 	struct pd_slot *slot;
+	u64 t0 = pd_t_now();
 	bool from_user;
 	u64 cookie;
 
@@ -268,6 +271,7 @@ static int pd_pre_perf_callchain_user(struct kprobe *p, struct pt_regs *regs)
 	att = pd_attach_find(key);
 	if (!att || !pd_cookie_fits(ctx, att))
 		return 0;
+	pd_t_add(PD_T_CHECKS, t0);
 	cookie = pd_request(att, from_user, slot->id);
 	if (!cookie)
 		return 0;
@@ -276,6 +280,7 @@ static int pd_pre_perf_callchain_user(struct kprobe *p, struct pt_regs *regs)
 	entry->ip[entry->nr++] = cookie;
 	ctx->contexts++;
 	pd_skip_function(regs);
+	pd_t_add(PD_T_USER, t0);
 	return 1;
 }
 NOKPROBE_SYMBOL(pd_pre_perf_callchain_user);

@@ -191,6 +191,7 @@ static void __exit perf_defer_exit(void)
 	pd_attach_exit();
 	pd_hooks_exit();
 	pd_request_exit();
+	pd_timing_report();
 	pr_info("unloaded\n");
 }
 

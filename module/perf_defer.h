@@ -20,6 +20,7 @@
 #include <linux/mutex.h>
 #include <linux/refcount.h>
 #include <linux/rculist.h>
+#include <linux/timex.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 #include <linux/perf_defer.h>
@@ -155,6 +156,70 @@ struct pd_counters {
 
 DECLARE_PER_CPU(struct pd_counters, pd_counters);
 #define pd_count(field)	this_cpu_inc(pd_counters.field)
+
+/*
+ * A timing build (make PD_TIMING=1; tests/vm/hooktime.sh) times the parts
+ * of the hooks in cycles (get_cycles()), per CPU, and prints their means
+ * when unloaded.  Otherwise these compile to nothing.
+ */
+enum pd_tpart {
+	PD_T_CALLCHAIN,		/* perf_callchain()'s pre-handler, whole */
+	PD_T_USER,		/* perf_callchain_user()'s, a sample deferred */
+	PD_T_CHECKS,		/* its checks and lookup, up to pd_request() */
+	PD_T_REQUEST,		/* pd_request(), whole */
+	PD_T_FIND,		/* the entry's request looked for */
+	PD_T_CLAIM,		/* a slot claimed and set up */
+	PD_T_QUEUE,		/* task_work_add() */
+	PD_T_PUBLISH,		/* module reference, pending count, publication */
+	PD_T_SESSION,		/* the session's attach taken */
+	PD_T_STAMP,		/* the sample's time kept */
+	PD_T_NOTHING,		/* nothing: what timing itself costs */
+	PD_T_NR
+};
+
+#ifdef PD_TIMING
+struct pd_timing {
+	u64	sum[PD_T_NR];
+	u64	n[PD_T_NR];
+	u64	over[PD_T_NR];	/* longer than PD_T_MAX: preempted vCPU */
+};
+
+#define PD_T_MAX	200000
+DECLARE_PER_CPU(struct pd_timing, pd_timing);
+
+static __always_inline u64 pd_t_now(void)
+{
+	return get_cycles();
+}
+
+/* Single per-CPU instructions: an NMI nested in an IRQ loses nothing. */
+static __always_inline void pd_t_add(enum pd_tpart part, u64 from)
+{
+	u64 d = get_cycles() - from;
+
+	if (d > PD_T_MAX) {
+		this_cpu_inc(pd_timing.over[part]);
+		return;
+	}
+	this_cpu_add(pd_timing.sum[part], d);
+	this_cpu_inc(pd_timing.n[part]);
+}
+
+void pd_timing_report(void);
+#else
+static __always_inline u64 pd_t_now(void)
+{
+	return 0;
+}
+
+static __always_inline void pd_t_add(enum pd_tpart part, u64 from)
+{
+}
+
+static inline void pd_timing_report(void)
+{
+}
+#endif
 
 /* hooks.c */
 int pd_hooks_init(void);

@@ -223,6 +223,7 @@ static void pd_note_sample(struct pd_request *r)
 u64 pd_request(struct pd_attach *att, bool from_user, u64 stream_id)
 {
 	struct pd_request *r = NULL;
+	u64 t0 = pd_t_now(), t;
 	enum pd_find how;
 
 	/* task_work_add() records a KASAN aux stack, which allocates */
@@ -230,11 +231,13 @@ u64 pd_request(struct pd_attach *att, bool from_user, u64 stream_id)
 		goto fallback;
 
 	how = pd_request_find(&r, from_user);
+	pd_t_add(PD_T_FIND, t0);
 	if (how == PD_AFTER)
 		pd_count(after_unwind);
 	if (how == PD_AFTER || how == PD_STALE)
 		return 0;
 	if (how == PD_NEW) {
+		t = pd_t_now();
 		r = pd_request_claim(r);
 		if (!r)
 			goto fallback;
@@ -244,10 +247,14 @@ u64 pd_request(struct pd_attach *att, bool from_user, u64 stream_id)
 		r->exec_id = current->self_exec_id;
 		WRITE_ONCE(r->last_sample, 0);
 		init_task_work(&r->work, pd_task_work);
+		pd_t_add(PD_T_CLAIM, t);
+		t = pd_t_now();
 		if (task_work_add(current, &r->work, TWA_RESUME)) {
 			pd_request_release(r, PD_FREE);
 			return 0;
 		}
+		pd_t_add(PD_T_QUEUE, t);
+		t = pd_t_now();
 		__module_get(THIS_MODULE);
 		atomic_inc(&pd_pending);
 		/* published once whole: a nested NMI joins only this */
@@ -261,6 +268,7 @@ u64 pd_request(struct pd_attach *att, bool from_user, u64 stream_id)
 		 */
 		if (in_nmi())
 			irq_work_queue(this_cpu_ptr(&pd_kick));
+		pd_t_add(PD_T_PUBLISH, t);
 	}
 
 	/*
@@ -268,27 +276,61 @@ u64 pd_request(struct pd_attach *att, bool from_user, u64 stream_id)
 	 * PENDING request's slots change only here, on current's CPU, so a
 	 * failed reference (detach under way) can simply be undone.
 	 */
+	t = pd_t_now();
 	if (!READ_ONCE(r->att[att->idx]) && !cmpxchg(&r->att[att->idx], NULL, att)) {
 		WRITE_ONCE(r->stream_id[att->idx], stream_id);
 		if (!refcount_inc_not_zero(&att->ref))
 			WRITE_ONCE(r->att[att->idx], NULL);
 	}
+	pd_t_add(PD_T_SESSION, t);
 
 	/*
 	 * perf stamped this sample just before: the record must not be
 	 * older, even if the unwind runs on a CPU whose clock lags.
 	 */
+	t = pd_t_now();
 	pd_note_sample(r);
+	pd_t_add(PD_T_STAMP, t);
 
 	pd_count(requests);
 	if (how == PD_JOIN)
 		pd_count(dedup);
+	pd_t_add(PD_T_REQUEST, t0);
+	t = pd_t_now();
+	pd_t_add(PD_T_NOTHING, t);
 	return r->cookie;
 
 fallback:
 	pd_count(pool_empty);
 	return 0;
 }
+
+#ifdef PD_TIMING
+DEFINE_PER_CPU(struct pd_timing, pd_timing);
+
+/* The timing build's figures, at unload: tests/vm/hooktime.sh reads them. */
+void pd_timing_report(void)
+{
+	static const char * const name[PD_T_NR] = {
+		"callchain", "user", "checks", "request", "find", "claim",
+		"queue", "publish", "session", "stamp", "nothing",
+	};
+	u64 sum, n, over;
+	unsigned int i;
+	int cpu;
+
+	for (i = 0; i < PD_T_NR; i++) {
+		sum = n = over = 0;
+		for_each_possible_cpu(cpu) {
+			sum += per_cpu(pd_timing.sum[i], cpu);
+			n += per_cpu(pd_timing.n[i], cpu);
+			over += per_cpu(pd_timing.over[i], cpu);
+		}
+		pr_info("timing %s: %llu timed, mean %llu cycles, %llu over %u\n",
+			name[i], n, n ? div64_u64(sum, n) : 0, over, PD_T_MAX);
+	}
+}
+#endif
 
 /* What the sessions of a request ask for. */
 struct pd_need {

@@ -37,6 +37,11 @@
 # request) and fp.
 # One line per run: HOOK WL CFG REP SAMPLES MEDIAN MEAN (the samples timed,
 # and their median and mean in TSC ticks).
+# A timing build of the module (make PD_TIMING=1) also times its own
+# handlers, part by part (module/perf_defer.h's enum pd_tpart), with the
+# same TSC, and prints each part's mean when unloaded: those of the
+# module run of each repetition and workload (the other runs defer
+# nothing), one line per part: TIME WL PART REP TIMED MEAN.
 reps=$1 rate=$2 wls=$3 kind=${4:-module}
 set -u
 # shellcheck source-path=SCRIPTDIR source=counters.sh
@@ -146,6 +151,7 @@ while [ "$rep" -le "$reps" ]; do
 		fi
 		[ -d /sys/module/perf_defer ] && rmmod perf_defer
 		run "$wl" kernel "$rep" "$u"
+		seen=$(dmesg | wc -l)
 		insmod "$ko" || { echo "Bail out! cannot load the module"; exit 1; }
 		run "$wl" idle "$rep" "$u"
 		run "$wl" module "$rep" "$u"
@@ -154,6 +160,9 @@ while [ "$rep" -le "$reps" ]; do
 		run "$wl" armed-kernel "$rep" "$u"
 		run "$wl" armed-fp "$rep" "$u"
 		disarm
+		rmmod perf_defer
+		dmesg | tail -n +"$((seen + 1))" |
+			sed -n "s/.*perf_defer: timing \([a-z]*\): \([0-9]*\) timed, mean \([0-9]*\) cycles.*/TIME $wl \1 $rep \2 \3/p"
 	done
 	rep=$((rep + 1))
 done
