@@ -73,7 +73,8 @@ arm64: $(KSFT_DIR)/kselftest_harness.h
 		LDFLAGS="-static $(ARM64_LD) -L$$cross/sysroot/usr/lib/aarch64-linux-gnu" \
 		LDLIBS="-lelf -lz -lzstd" PRELOAD_LDFLAGS="$(ARM64_LD)" \
 		$(ARM64_OUT)/recorder/perf-defer $(ARM64_OUT)/recorder/libperf-defer-preload.so
-	$(MAKE) -C tests/vm arm64 KSFT_DIR=$(KSFT_DIR)
+	armhf=$$(scripts/deps cross-gcc armhf) && \
+	$(MAKE) -C tests/vm arm64 KSFT_DIR=$(KSFT_DIR) ARMHF="$$armhf"
 
 check:
 	scripts/check

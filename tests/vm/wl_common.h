@@ -60,6 +60,18 @@ wl_sys3(long nr, long a, long b, long c)
 		     : "r"(x8), "r"(x1), "r"(x2)
 		     : "memory");
 	ret = x0;
+#elif defined(__arm__)
+	/* EABI: the number in r7, which -mapcs-frame leaves free in A32 */
+	register long r7 asm("r7") = nr;
+	register long r0 asm("r0") = a;
+	register long r1 asm("r1") = b;
+	register long r2 asm("r2") = c;
+
+	asm volatile("svc #0"
+		     : "+r"(r0)
+		     : "r"(r7), "r"(r1), "r"(r2)
+		     : "memory");
+	ret = r0;
 #else
 #error "wl_sys3: unsupported architecture"
 #endif
