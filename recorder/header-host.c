@@ -160,14 +160,36 @@ static bool feat_total_mem(struct buf *b)
 /* ---- CPUID -------------------------------------------------------------- */
 
 /*
- * "Vendor,family,model,stepping" with the extended family and model folded
- * in, as perf's x86 get_cpuid() prints them.  perf writes other strings on
- * other architectures (arm64: MIDR_EL1); this recorder only knows x86, and
- * leaves the feature out elsewhere.
+ * x86: "vendor,family,model,stepping" with the extended family and model
+ * folded in, as perf's x86 get_cpuid() prints them.  arm64: the MIDR_EL1
+ * of the first CPU whose sysfs file reads, as its first 18 characters
+ * ("0x" and 16 hex digits), as perf's arm64 get_cpuid() takes it.  Other
+ * architectures: the feature is left out.
  */
 static bool feat_cpuid(struct buf *b)
 {
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(__aarch64__)
+	char path[128], s[32];
+	long n = sysconf(_SC_NPROCESSORS_CONF);
+	FILE *f;
+
+	for (long cpu = 0; cpu < n; cpu++) {
+		snprintf(path, sizeof(path),
+			 "/sys/devices/system/cpu/cpu%ld/regs/identification/midr_el1", cpu);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (!fgets(s, 19, f)) {
+			fclose(f);
+			continue;
+		}
+		fclose(f);
+		s[strcspn(s, "\n")] = '\0';
+		buf__string(b, s);
+		return true;
+	}
+	return false;
+#elif defined(__x86_64__) || defined(__i386__)
 	unsigned int max, eax, ebx, ecx, edx, family = 0, model = 0, stepping = 0;
 	char vendor[13], s[64];
 

@@ -17,10 +17,11 @@
 # it reads in perf 6.1 and 6.12 as perf 7.3 reads the original.
 # The header features (tests/headers.sh): on a module kernel, our files of
 # wl_calls kernel in both forms have those of the guest's perf 6.1 record
-# --call-graph fp of it, with the same description of the machine (skipped
-# on arm64, whose guest has no perf yet: its files are recorded on arm64
-# and read here on x86-64, perf's cross-architecture reading); and
-# each perf reads all of them (and perf 6.1's own) with /proc not mounted.
+# --call-graph fp of it, with the same description of the machine (on
+# arm64 too, with bookworm's arm64 perf in the guest, scripts/vm --perf
+# 6.1: its files are recorded on arm64 and read here on x86-64, perf's
+# cross-architecture reading); and each perf reads all of them (and perf
+# 6.1's own) with /proc not mounted.
 #
 # Each result names its cell of the compatibility table in brackets, e.g.
 # "[perf-6.12 stitched]"; scripts/check --all builds the table from them.
@@ -87,18 +88,19 @@ for w in kernel user; do
 	exports+=(--export "/tmp/keep-$w.data" --export "/tmp/st-$w.data")
 done
 exports+=(--export /tmp/kallsyms.gz)
-# perf's own, and perf-defer perf record's, for tests/subcmds.sh: not
-# from an arm64 guest, which has no perf yet
-case $series in
-*-arm64) ;;
-*)	exports+=(--export /tmp/perf-kernel.data)
-	[ $mode = native ] || exports+=(--export /tmp/pp-kernel.data) ;;
-esac
+# perf's own, and perf-defer perf record's, for the features and for
+# tests/subcmds.sh; an arm64 guest gets bookworm's arm64 perf to record
+# them (an x86-64 module guest has the initramfs's perf 6.1)
+exports+=(--export /tmp/perf-kernel.data)
+[ $mode = native ] || exports+=(--export /tmp/pp-kernel.data)
+vmperf=()
+case $series in *-arm64) vmperf=(--perf 6.1) ;; esac
 
 if [ $mode = module ]; then
 	tap_plan 36
-	"$top/scripts/vm" -k "$series" -o "$out/vm" -m "$top/build/ko-$series/perf_defer.ko" \
-		"${exports[@]}" -- 'keep.sh module' >"$out/vm.log" 2>&1
+	"$top/scripts/vm" -k "$series" "${vmperf[@]}" -o "$out/vm" \
+		-m "$top/build/ko-$series/perf_defer.ko" "${exports[@]}" -- 'keep.sh module' \
+		>"$out/vm.log" 2>&1
 else
 	tap_plan 35
 	"$top/scripts/vm" -k "$series" --perf 7.3 -o "$out/vm" "${exports[@]}" \

@@ -31,8 +31,8 @@ for w in kernel user; do
 	perf-defer record -q -o "/tmp/st-$w.data" -- /tests/wl_calls "$w" 1200
 	ok $? "record (stitched), wl_calls $w"
 done
-# (an arm64 guest has no perf yet: tests/readers.sh then checks no
-# feature against perf's own file)
+# (a guest without perf, an arm64 one not booted with scripts/vm --perf:
+# tests/readers.sh then checks no feature against perf's own file)
 if command -v perf >/dev/null; then
 	perf record -q --call-graph fp -o /tmp/perf-kernel.data -- /tests/wl_calls kernel 1200 2>/dev/null
 	ok $? "perf record --call-graph fp, wl_calls kernel"
