@@ -33,15 +33,27 @@ stat() {
 	sed -n "s/^$2: //p" "$1"
 }
 
+# deferred_share D S A: were D of S samples deferred, but those that came
+# after their kernel entry's unwind (A, the module's after-unwind counter
+# over the recording)?  Those keep perf's own walk by design (one request
+# per entry, as upstream): about 1% of a recording on x86-64 under TCG,
+# up to 11% of wl_calls kernel's on arm64, whose do_notify_resume() runs
+# the task_work with interrupts on.  At least 95% of the rest.
+deferred_share() {
+	[ "${2:-0}" -gt 100 ] && [ $((${1:-0} * 100)) -ge $(((${2:-0} - ${3:-0}) * 95)) ]
+}
+
 for mode in kernel user; do
+	a0=$(counter after-unwind)
 	perf-defer perf --stats record -q -g -o pd.$mode -- /tests/wl_calls $mode 1500 \
 		>stats.$mode 2>rec.err
 	rc=$?
+	a=$(($(counter after-unwind) - a0))
 	sed 's/^/# /' stats.$mode rec.err
 	ok $rc "perf-defer perf record -g -- wl_calls $mode (rc=$rc)"
 	d=$(stat stats.$mode deferred) s=$(stat stats.$mode samples) t=$(stat stats.$mode stitched)
-	[ "${s:-0}" -gt 100 ] && [ $((d * 100)) -ge $((s * 95)) ] && [ $((t * 100)) -ge $((d * 98)) ]
-	ok $? "$d of $s samples deferred, $t of them stitched ($mode)"
+	deferred_share "$d" "$s" "$a" && [ $((t * 100)) -ge $((d * 98)) ]
+	ok $? "$d of $s samples deferred ($a after their entry's unwind), $t of them stitched ($mode)"
 	w=$(warnings pd.$mode $NI)
 	[ -z "$w" ]
 	ok $? "perf report and script read it without a warning ($mode)${w:+: $w}"
@@ -99,12 +111,14 @@ v=$(perf version | sed -n 's/^perf version \([0-9]*\)\.\([0-9]*\).*/\1 \2/p')
 # shellcheck disable=SC2086 # major and minor, into words
 set -- $v
 if [ "${1:-0}" -gt 6 ] || { [ "${1:-0}" = 6 ] && [ "${2:-0}" -ge 19 ]; }; then
+	a0=$(counter after-unwind)
 	perf-defer perf --stats record -q --call-graph fp,defer -o defer.data \
 		-- /tests/wl_calls user 1000 >stats.defer 2>rec.err
 	rc=$?
+	a=$(($(counter after-unwind) - a0))
 	sed 's/^/# /' stats.defer rec.err
 	d=$(stat stats.defer deferred) s=$(stat stats.defer samples) t=$(stat stats.defer stitched)
-	[ $rc = 0 ] && [ "${s:-0}" -gt 100 ] && [ $((d * 100)) -ge $((s * 95)) ] &&
+	[ $rc = 0 ] && deferred_share "$d" "$s" "$a" &&
 		[ $((t * 100)) -ge $((d * 98)) ] && [ -z "$(warnings defer.data $NI)" ]
 	ok $? "--call-graph fp,defer on this kernel: $d of $s samples deferred, $t stitched (rc=$rc)"
 else
