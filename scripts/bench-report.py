@@ -121,6 +121,20 @@ def vs_native(b, s, wl, cfg, rate):
     return f"{m / n:.3f}" if m and n else "–"
 
 
+def run_cells(b, s, wl, cfg, rate):
+    """A configuration's cells in the per-workload tables: slowdown vs none
+    and vs fp, bytes, unwinds and records per sample, lost samples and
+    records"""
+    lrec = b.total(s, wl, cfg, rate, "lrec")
+    return [fmt(b.ratio(s, wl, cfg, rate, "none")),
+            "–" if cfg == "fp" else fmt(b.ratio(s, wl, cfg, rate, "fp")),
+            fmt(b.per_sample(s, wl, cfg, rate, "bytes"), 0),
+            fmt(b.per_sample(s, wl, cfg, rate, "unw"), 3),
+            fmt(b.per_sample(s, wl, cfg, rate, "recs"), 3),
+            str(b.total(s, wl, cfg, rate, "lost")) if cfg != "none" else "–",
+            "–" if lrec is None else str(lrec)]
+
+
 def tables(b):
     out = []
     for wl in WLS:
@@ -134,17 +148,49 @@ def tables(b):
             for s, cfg in COLS:
                 if not any(k[:4] == (s, wl, cfg, rate) for k in b.runs):
                     continue
-                out.append("| {} Hz | {} | {} | {} | {} | {} | {} | {} | {} | {} |".format(
-                    rate, COL_NAME[(s, cfg)],
-                    fmt(b.ratio(s, wl, cfg, rate, "none")),
-                    "–" if cfg == "fp" else fmt(b.ratio(s, wl, cfg, rate, "fp")),
-                    vs_native(b, s, wl, cfg, rate),
-                    fmt(b.per_sample(s, wl, cfg, rate, "bytes"), 0),
-                    fmt(b.per_sample(s, wl, cfg, rate, "unw"), 3),
-                    fmt(b.per_sample(s, wl, cfg, rate, "recs"), 3),
-                    b.total(s, wl, cfg, rate, "lost") if cfg != "none" else "–",
-                    "–" if b.total(s, wl, cfg, rate, "lrec") is None
-                    else b.total(s, wl, cfg, rate, "lrec")))
+                c = run_cells(b, s, wl, cfg, rate)
+                out.append("| " + " | ".join([f"{rate} Hz", COL_NAME[(s, cfg)]] + c[:2]
+                                             + [vs_native(b, s, wl, cfg, rate)] + c[2:]) + " |")
+        out.append("")
+    return out
+
+
+ARM64_SERIES = "6.1-arm64"	# scripts/bench's name of the arm64 guest's runs
+ARM64_HEADING = "## arm64"
+ARM64_COLS = [("fp", "fp"), ("dwarf", "dwarf"), ("module", "module (stitched)"),
+              ("module-keep", "module (deferred form)"),
+              ("module-dwarf", "module dwarf,defer (stitched)"),
+              ("module-dwarf-keep", "module dwarf,defer (deferred form)")]
+
+
+def arm64_section(b, command, load=None):
+    """The same figures on Debian's arm64 6.1 (no native deferral there to
+    hold the module against): fp, dwarf and the module side by side."""
+    s = ARM64_SERIES
+    wls = [wl for wl in WLS if any(k[0] == s and k[1] == wl for k in b.runs)]
+    if not wls:
+        return []
+    out = section_head(ARM64_HEADING, command) + [
+           "Debian's arm64 6.1 (bookworm's `linux-image-arm64`) in QEMU under TCG",
+           "(`-M virt -cpu max`, 2 vCPUs), the module cross-built for it, bookworm's",
+           "arm64 perf 6.1 in the guest; `cpu-clock` sampling; the same workloads,",
+           "configurations and ratios as above (median [min–max] over the",
+           "repetitions, each ratio within one run). No arm64 kernel of Debian",
+           "defers natively, sid's 7.2 included, so there is no native column.",
+           "A TCG arm64 guest runs at another speed than an x86-64 one: compare",
+           "the ratios, not the times." + (f" The host's load average: {load[0]} at the start,"
+                                           f" {load[1]} at the end." if load else ""), ""]
+    for wl in wls:
+        out.append(f"### {WL_NAME[wl]} (arm64)\n")
+        out.append("| rate | configuration | slowdown vs none | vs fp | bytes/sample"
+                   " | unwinds/sample | records/sample | lost samples | lost records |")
+        out.append("|---|---|---|---|---|---|---|---|---|")
+        for rate in b.rates:
+            for cfg, name in ARM64_COLS:
+                if not any(k[:4] == (s, wl, cfg, rate) for k in b.runs):
+                    continue
+                out.append("| " + " | ".join([f"{rate} Hz", name] + run_cells(b, s, wl, cfg, rate))
+                           + " |")
         out.append("")
     return out
 
@@ -696,6 +742,9 @@ def main():
     ap.add_argument("--unwind-only", action="store_true",
                     help="the runs are those of the unwind methods alone: write their"
                     " section, and in --doc replace only that section")
+    ap.add_argument("--arm64-only", action="store_true",
+                    help="the runs are those of the arm64 guest alone: write its section,"
+                    " and in --doc replace only that section")
     ap.add_argument("--hook", help="the HOOK lines of tests/vm/hookcost.sh and the TIME"
                     " lines of tests/vm/hooktime.sh")
     ap.add_argument("--hook-only", action="store_true",
@@ -720,6 +769,12 @@ def main():
         if not section:
             sys.exit("bench-report: no unwind-method runs in " + a.runs)
         write_section(section, a.out, a.doc, UW_HEADING)
+        return
+    if a.arm64_only:
+        section = arm64_section(b, a.command, a.load)
+        if not section:
+            sys.exit("bench-report: no arm64 runs in " + a.runs)
+        write_section(section, a.out, a.doc, ARM64_HEADING)
         return
     g = goals(b) + hook_goals(hook, times)
     lines = [
@@ -746,6 +801,7 @@ def main():
     lines += ["", "## Per workload", ""]
     lines += tables(b)
     lines += uw_section(b, None, a.load)
+    lines += arm64_section(b, None, a.load)
     lines += hook_section(hook, a.reps, None, times)
     if a.recorder and os.path.exists(a.recorder):
         lines += ["## The recorder, on the host", "", open(a.recorder).read().strip(), ""]
