@@ -354,38 +354,55 @@ static bool pd_uw_apply(struct pd_uw_reader *rd, const struct pd_uw_regs *cur,
 }
 
 /*
+ * The row of the last caller frame looked up, and by which method: a
+ * recursion's frames return to one PC, and take one lookup between them.
+ * Within one walk the tables are taken as they were at their first read.
+ */
+struct pd_uw_memo {
+	unsigned long		pc;	/* 0: none */
+	unsigned int		method;
+	struct pd_uw_row	row;
+};
+
+/*
  * One step: from the frame in @cur to its caller's.  0, or an error that
  * ends the walk.
  */
 static int pd_uw_step(struct pd_uw_reader *rd, struct pd_uw_obj *obj, unsigned int order,
-		      struct pd_uw_regs *cur, bool first)
+		      struct pd_uw_regs *cur, bool first, struct pd_uw_memo *memo)
 {
 	unsigned long ip = cur->ip, pc = first ? ip : ip - 1, cfa, sp = cur->r[PD_UW_SP];
+	const struct pd_uw_row *rowp = &memo->row;
 	struct pd_uw_regs next = { };
 	const struct pd_uw_rule *ra;
-	struct pd_uw_row row;
-	unsigned int reg, method = 0;
+	unsigned int reg;
 	int ret;
 
-	if (pc < obj->start || pc >= obj->end) {
-		ret = pd_uw_obj_find(rd, pc, obj);
-		if (ret == -E2BIG || ret == -EFAULT || ret == -EINTR)
+	if (first || pc != memo->pc) {
+		if (pc < obj->start || pc >= obj->end) {
+			ret = pd_uw_obj_find(rd, pc, obj);
+			if (ret == -E2BIG || ret == -EFAULT || ret == -EINTR)
+				return ret;
+			if (ret)	/* no object: the frame-pointer rule still may */
+				*obj = (struct pd_uw_obj){ .start = pc, .end = pc + 1 };
+		}
+		/* the first frame's rules (a leaf's) are not its callers' */
+		memo->pc = 0;
+		ret = pd_uw_row_for(rd, obj, order, pc, first, &memo->row, &memo->method);
+		if (ret)
 			return ret;
-		if (ret)	/* no object: the frame-pointer rule still may */
-			*obj = (struct pd_uw_obj){ .start = pc, .end = pc + 1 };
+		if (!first)
+			memo->pc = pc;
 	}
-	ret = pd_uw_row_for(rd, obj, order, pc, first, &row, &method);
-	if (ret)
-		return ret;
 
-	if (row.cfa_how == PD_UW_CFA_PLT) {
-		cfa = sp + row.cfa_off + ((ip & 15) >= 11 ? 8 : 0);
+	if (rowp->cfa_how == PD_UW_CFA_PLT) {
+		cfa = sp + rowp->cfa_off + ((ip & 15) >= 11 ? 8 : 0);
 	} else {
-		if (row.cfa_reg >= PD_UW_NGPRS || !(cur->valid & BIT(row.cfa_reg)))
+		if (rowp->cfa_reg >= PD_UW_NGPRS || !(cur->valid & BIT(rowp->cfa_reg)))
 			return -EINVAL;
-		cfa = cur->r[row.cfa_reg] + row.cfa_off;
+		cfa = cur->r[rowp->cfa_reg] + rowp->cfa_off;
 	}
-	ra = &row.reg[PD_UW_RA];
+	ra = &rowp->reg[PD_UW_RA];
 	if (ra->how == PD_UW_UNDEF)
 		return -ENOENT;		/* the outermost frame */
 	/*
@@ -406,11 +423,11 @@ static int pd_uw_step(struct pd_uw_reader *rd, struct pd_uw_obj *obj, unsigned i
 	for (reg = 0; reg < PD_UW_NGPRS; reg++) {
 		if (!(PD_UW_CALLEE_SAVED & BIT(reg)))
 			continue;
-		if (!pd_uw_apply(rd, cur, &row.reg[reg], reg, cfa, &next))
+		if (!pd_uw_apply(rd, cur, &rowp->reg[reg], reg, cfa, &next))
 			return -EFAULT;
 	}
 	pd_uw_set(&next, PD_UW_SP, cfa);
-	pd_count(uw_frames[method]);
+	pd_count(uw_frames[memo->method]);
 	*cur = next;
 	return 0;
 }
@@ -458,6 +475,7 @@ static void pd_uw_regs_from(struct pd_uw_regs *r, const struct pt_regs *regs)
 unsigned int pd_unwind_user_tables(u64 *ips, unsigned int max, unsigned int order)
 {
 	struct pd_uw_reader rd = { .budget = PD_UW_BUDGET };
+	struct pd_uw_memo memo = { };
 	struct pd_uw_obj obj = { };
 	struct pd_uw_regs cur = { };
 	unsigned int nr = 0;
@@ -468,7 +486,7 @@ unsigned int pd_unwind_user_tables(u64 *ips, unsigned int max, unsigned int orde
 		ips[nr++] = cur.ip;
 		if (nr >= max)
 			break;
-		ret = pd_uw_step(&rd, &obj, order, &cur, nr == 1);
+		ret = pd_uw_step(&rd, &obj, order, &cur, nr == 1, &memo);
 		if (ret) {
 			if (ret != -ENOENT)
 				pd_count(uw_stopped);
