@@ -158,7 +158,7 @@ DECLARE_PER_CPU(struct pd_counters, pd_counters);
 #define pd_count(field)	this_cpu_inc(pd_counters.field)
 
 /*
- * A timing build (make PD_TIMING=1; tests/vm/hooktime.sh) times the parts
+ * A timing build (make PD_TIMING=1; tests/vm/hookcost.sh) times the parts
  * of the hooks in cycles (get_cycles()), per CPU, and prints their means
  * when unloaded.  Otherwise these compile to nothing.
  */

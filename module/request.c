@@ -308,7 +308,7 @@ fallback:
 #ifdef PD_TIMING
 DEFINE_PER_CPU(struct pd_timing, pd_timing);
 
-/* The timing build's figures, at unload: tests/vm/hooktime.sh reads them. */
+/* The timing build's figures, at unload: tests/vm/hookcost.sh prints them as TIME lines. */
 void pd_timing_report(void)
 {
 	static const char * const name[PD_T_NR] = {

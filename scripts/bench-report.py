@@ -449,8 +449,8 @@ def load_hook(path):
     return runs
 
 
-# The parts of module/perf_defer.h's enum pd_tpart, as tests/vm/hooktime.sh
-# prints them: (name, what, is it a part of the part before it in the list)
+# The parts of module/perf_defer.h's enum pd_tpart, as tests/vm/hookcost.sh
+# prints them: (name, what, how deep it sits in the parts above it)
 HOOK_PARTS = [("callchain", "`perf_callchain()`'s handler: the event looked up, the sample's slot", 0),
               ("user", "`perf_callchain_user()`'s handler, a sample deferred: whole", 0),
               ("checks", "its checks and the event looked up again", 1),
@@ -746,7 +746,7 @@ def main():
                     help="the runs are those of the arm64 guest alone: write its section,"
                     " and in --doc replace only that section")
     ap.add_argument("--hook", help="the HOOK lines of tests/vm/hookcost.sh and the TIME"
-                    " lines of tests/vm/hooktime.sh")
+                    " lines of tests/vm/hookcost.sh with a timing build")
     ap.add_argument("--hook-only", action="store_true",
                     help="only the hook's cost: write its section, and in --doc replace"
                     " only that section")
