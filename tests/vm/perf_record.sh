@@ -177,32 +177,44 @@ ok $? "the workload inherits neither LD_PRELOAD nor the session"
 # by time: perf arms its alarm when it parses its options and drops a hit
 # that comes before it is ready, so where its start takes longer than the
 # period (a loaded TCG host) it never switches.
+rm -f sw.data.*
 perf-defer perf --stats record -q -g --switch-output=100K -o sw.data -- /tests/wl_calls user 3500 \
 	>stats.sw 2>rec.err
 rc=$?
 sed 's/^/# /' stats.sw rec.err
 ok $rc "--switch-output=100K (rc=$rc)"
-n=0 bad=''
+n=0 bad='' gone='' last=''
 : >sw.all
-last=
 for f in sw.data.[0-9]*; do last=$f; done
 for f in sw.data.[0-9]*; do
 	[ -f "$f" ] || continue
 	n=$((n + 1))
 	w=$(warnings "$f" $NI)
 	paths "$f" $NI >sw.paths
-	ns=$(perf-defer dump --stats -i "$f" 2>/dev/null | awk '/SAMPLE events:/ { print $3; exit }')
-	echo "# $f: $ns samples; paths: $(tr '\n' ' ' <sw.paths)"
+	perf-defer dump -i "$f" 2>/dev/null >sw.dump
+	ns=$(awk '/SAMPLE events:/ { print $3; exit }' sw.dump)
+	# perf synthesizes the workload's maps into each new file from
+	# /proc/PID/maps.  It reads its rings at half their size, so it can
+	# still be writing samples after the workload exited: a file it
+	# switches to then has no map of the workload (a zombie's maps are
+	# empty), and no reader can name those samples' user frames, the same
+	# with perf's own walk.  Only the files after the workload's end may
+	# be so.
+	grep -q 'PERF_RECORD_MMAP2 .* /tests/wl_calls$' sw.dump && m=yes || m=no
+	echo "# $f: ${ns:-0} samples; map of the workload: $m; paths: $(tr '\n' ' ' <sw.paths)"
 	cat sw.paths >>sw.all
-	# each file reads cleanly; its paths (those of >= 2% of its samples:
-	# in a short file a rare path can reach that) include perf's, but in
-	# the last, which may hold only the workload's exit, or nothing when
-	# perf switched just before the end (perf report then says "no
-	# samples", as on such a file of its own)
+	# the last may be empty, when perf switched just before the end (perf
+	# report then says "no samples", as on such a file of its own)
 	[ "$f" != "$last" ] || [ "${ns:-0}" -gt 0 ] || continue
-	if [ -n "$w" ] || { [ "$f" != "$last" ] && ! grep -qxF -f fp.user sw.paths; }; then
+	# each file reads cleanly; its paths (those of >= 2% of its samples:
+	# in a short file a rare path can reach that) include perf's where it
+	# has the map, but in the last, which may hold only the workload's
+	# exit; no file without the map comes before one with it
+	if [ -n "$w" ] || { [ "$m" = yes ] && [ -n "$gone" ]; } ||
+		{ [ "$m" = yes ] && [ "$f" != "$last" ] && ! grep -qxF -f fp.user sw.paths; }; then
 		bad="$bad $f${w:+ ($w)}"
 	fi
+	[ "$m" = yes ] || gone="$gone $f"
 done
 d=$(stat stats.sw deferred) t=$(stat stats.sw stitched)
 # and perf's fp paths are all there

@@ -24,10 +24,17 @@ paths() {
 		END { out(); for (k in n) if (n[k] * 50 >= all) print k }' | sort
 }
 
-# warnings FILE: what perf says on stderr while reading FILE
+# warnings FILE: what perf says on stderr while reading FILE, and that it
+# died of a signal (perf's own stderr then says nothing)
 warnings() {
-	{ ${PERF:-perf} report -i "$@" --stdio >/dev/null; ${PERF:-perf} script -i "$@" >/dev/null; } 2>&1 |
-		grep -iE 'warn|error|fail|unknown|unsupported|invalid' || true
+	{
+		for _cmd in "report --stdio" script; do
+			# shellcheck disable=SC2086 # the command and its option
+			${PERF:-perf} $_cmd -i "$@" >/dev/null
+			_rc=$?
+			[ $_rc -le 128 ] || echo "perf $_cmd failed: signal $((_rc - 128))" >&2
+		done
+	} 2>&1 | grep -iE 'warn|error|fail|unknown|unsupported|invalid' || true
 }
 
 
