@@ -265,8 +265,12 @@ static int pd_pre_perf_callchain_user(struct kprobe *p, struct pt_regs *regs)
 		return 0;
 	/*
 	 * Look the event up again rather than keep a pointer in the slot:
-	 * a slot that a perf_callchain() without walk left behind must never
-	 * hand out an attach freed since.  A hash hit on an attached event.
+	 * a slot that a perf_callchain() without walk left behind (BPF's
+	 * stack helpers call the walk without perf_callchain()) must never
+	 * hand out an attach freed since.  An RCU state cookie kept with the
+	 * pointer would not do: a grace period already running when the
+	 * cookie is taken can end, and the attach be freed, while polling
+	 * the cookie still says none has.  A hash hit on an attached event.
 	 */
 	att = pd_attach_find(key);
 	if (!att || !pd_cookie_fits(ctx, att))
