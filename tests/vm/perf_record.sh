@@ -183,7 +183,7 @@ perf-defer perf --stats record -q -g --switch-output=100K -o sw.data -- /tests/w
 rc=$?
 sed 's/^/# /' stats.sw rec.err
 ok $rc "--switch-output=100K (rc=$rc)"
-n=0 bad='' gone='' last=''
+n=0 bad='' gone=0 last=''
 : >sw.all
 for f in sw.data.[0-9]*; do last=$f; done
 for f in sw.data.[0-9]*; do
@@ -210,11 +210,11 @@ for f in sw.data.[0-9]*; do
 	# in a short file a rare path can reach that) include perf's where it
 	# has the map, but in the last, which may hold only the workload's
 	# exit; no file without the map comes before one with it
-	if [ -n "$w" ] || { [ "$m" = yes ] && [ -n "$gone" ]; } ||
+	if [ -n "$w" ] || { [ "$m" = yes ] && [ $gone = 1 ]; } ||
 		{ [ "$m" = yes ] && [ "$f" != "$last" ] && ! grep -qxF -f fp.user sw.paths; }; then
 		bad="$bad $f${w:+ ($w)}"
 	fi
-	[ "$m" = yes ] || gone="$gone $f"
+	[ "$m" = yes ] || gone=1
 done
 d=$(stat stats.sw deferred) t=$(stat stats.sw stitched)
 # and perf's fp paths are all there
