@@ -158,18 +158,42 @@ static uint64_t wait_no_pending(int fd, int ms)
 		RUN_ATTACHED(delta, wait_ms);				\
 	} while (0)
 
-/* The newest record of @s's task no newer than @s, or NULL. */
+/*
+ * The newest record of @s's task no newer than @s, or NULL.  A record whose
+ * sample_id has no tid or time (sample_id_all off, or a sample_type
+ * without them) is placed by the samples stitched to it: the task's newest
+ * deferred sample no newer than @s names it.
+ */
 static const struct dl_record *last_record(const struct dl_data *d, const struct dl_sample *s)
 {
 	const struct dl_record *best = NULL;
+	uint64_t best_time = 0;
 	size_t j;
 
 	for (j = 0; j < d->nr; j++) {
 		const struct dl_record *r = &d->r[j];
 
+		if (r->sess < 0 || r->sess >= DL_MAX_SESSIONS || !d->sess_tid[r->sess] ||
+		    !r->sid.time)
+			continue;
 		if (r->sid.tid == s->tid && r->sid.time <= s->time &&
-		    (!best || r->sid.time > best->sid.time))
+		    (!best || r->sid.time > best_time)) {
 			best = r;
+			best_time = r->sid.time;
+		}
+	}
+	for (j = 0; j < d->ns; j++) {
+		const struct dl_sample *t = &d->s[j];
+		const struct dl_record *r = t->rec >= 0 ? &d->r[t->rec] : NULL;
+
+		if (!r || (r->sess >= 0 && r->sess < DL_MAX_SESSIONS && d->sess_tid[r->sess] &&
+			   r->sid.time))
+			continue;
+		if (t->tid == s->tid && t->time && t->time <= s->time &&
+		    (!best || t->time > best_time)) {
+			best = r;
+			best_time = t->time;
+		}
 	}
 	return best;
 }
@@ -209,8 +233,12 @@ static void log_against_last_record(const struct dl_data *d, const struct dl_sym
 		dl_log("  no record of the task before it");
 		return;
 	}
-	dl_log("  last record at %llu, cookie %#llx", (unsigned long long)r->sid.time,
-	       (unsigned long long)r->cookie);
+	if (r->sid.time)
+		dl_log("  last record at %llu, cookie %#llx", (unsigned long long)r->sid.time,
+		       (unsigned long long)r->cookie);
+	else
+		dl_log("  last record (no time in its sample_id), cookie %#llx",
+		       (unsigned long long)r->cookie);
 	dl_log_chains(y, 1, "the sample (in-NMI walk)", ips, n, "the last record", r->ips,
 		      (int)r->nr);
 }
