@@ -16,9 +16,10 @@
 # back to fp with its warning and write a file with samples.  The module
 # and the test modules cross-build for 6.1-arm64 with W=1 and load there;
 # perf_defer.ko defers cycles samples (tests/vm/events.sh, through
-# scripts/vm), and its table walk (.eh_frame) takes chains of code built
-# without frame pointers down to main (walk_test).  A guest console with
-# an oops, BUG or WARNING fails.  TAP.
+# scripts/vm, with bookworm's arm64 perf in the guest to tell the samples
+# in the exec apart), and its table walk (.eh_frame) takes chains of code
+# built without frame pointers down to main (walk_test).  A guest console
+# with an oops, BUG or WARNING fails.  TAP.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source-path=SCRIPTDIR source=../scripts/lib.sh
@@ -182,7 +183,7 @@ ok $? "6.1-arm64: pd_test_warn.ko's WARNING is on the console, where the rule th
 
 echo "# perf_defer.ko on 6.1-arm64: cycles samples, by the PMU's overflow interrupt, deferred;"
 echo "# the .eh_frame walk without frame pointers"
-"$top/scripts/vm" -k 6.1-arm64 -o "$out/vm-events" -t 900 -m "$ko/perf_defer.ko" -- 'events.sh cycles' \
+"$top/scripts/vm" -k 6.1-arm64 --perf 6.1 -o "$out/vm-events" -t 900 -m "$ko/perf_defer.ko" -- 'events.sh cycles' \
 	'walk_test -t eh_frame_walk_without_frame_pointers' >"$out/events.txt" 2>&1
 rc=$?
 grep '^# ' "$out/events.txt"

@@ -24,6 +24,20 @@ paths() {
 		END { out(); for (k in n) if (n[k] * 50 >= all) print k }' | sort
 }
 
+# in_exec FILE: how many samples of FILE perf took inside an execve() (a
+# kernel frame named *execve*) with their user frames walked in the
+# interrupt: the module leaves those to perf's own walk, since the
+# task_work would run after the exec, on a stack the sample never saw
+# (one deferred there gets no record, and no user frames)
+in_exec() {
+	${PERF:-perf} script -i "$@" -F ip,sym 2>/dev/null | awk "$PERF_KADDR"'
+		function out() { n += x && u; x = u = 0 }
+		/^$/ { out(); next }
+		kaddr($1) && $2 ~ /execve/ { x = 1 }
+		!kaddr($1) { u = 1 }
+		END { out(); print n + 0 }'
+}
+
 # warnings FILE: what perf says on stderr while reading FILE, and that it
 # died of a signal (perf's own stderr then says nothing)
 warnings() {
