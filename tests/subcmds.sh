@@ -26,7 +26,9 @@
 # there).  On each of our files, one TAP
 # result per perf, /proc setting and subcommand:
 #  - it exits 0, as on perf's own file (where perf's own file fails too,
-#    the result is a skip that says so);
+#    the result is a skip that says so; so too where annotate dies of a
+#    signal and, annotating one of the workload's functions alone, dies
+#    on perf's own file as on ours);
 #  - it prints no warning that perf's own file does not also cause (the
 #    lines of stderr, numbers and file names left out);
 #  - it gives the same workload symbols as on perf's own file (report
@@ -101,12 +103,12 @@ samples() {
 	"$pdf" dump --stats -i "$1" | awk '/SAMPLE events:/ { print $3; exit }'
 }
 
-# run V PROC NAME FILE: run subcommand NAME on FILE (a copy in a fresh
-# directory: inject and data convert write next to it) by perf V,
-# /proc mounted or not (PROC: proc or noproc); out, err and rc into
-# $work/V.PROC.NAME.FILE.{out,err,rc}
+# run V PROC NAME FILE [ARG]: run subcommand NAME on FILE (a copy in a
+# fresh directory: inject and data convert write next to it) by perf V,
+# /proc mounted or not (PROC: proc or noproc), ARG last on its command
+# line; out, err and rc into $work/V.PROC.NAME.FILE[.ARG].{out,err,rc}
 run() {
-	local v=$1 proc=$2 name=$3 f=$4 args w d b=$work/$1.$2.$3.$4 np=()
+	local v=$1 proc=$2 name=$3 f=$4 x=${5:-} args w d b=$work/$1.$2.$3.$4${5:+.$5} np=()
 
 	w=$(echo "$SUBCMDS" | awk -F '|' -v n="$name" '$1 == n { print $2 }')
 	args=$(echo "$SUBCMDS" | awk -F '|' -v n="$name" '$1 == n { print $3 }')
@@ -125,7 +127,7 @@ run() {
 	annotate) sym=(--symfs "$symfs") ;;
 	esac
 	# shellcheck disable=SC2086 # the subcommand's words
-	(cd "$d" && "$top/scripts/perf" "${np[@]}" "$v" $w $args "${sym[@]}") \
+	(cd "$d" && "$top/scripts/perf" "${np[@]}" "$v" $w $args "${sym[@]}" ${x:+"$x"}) \
 		>"$b.out" 2>"$b.err" </dev/null
 	echo $? >"$b.rc"
 	# stderr, numbers, paths and sizes left out, the lines perf says
@@ -134,6 +136,22 @@ run() {
 		grep -iE 'warn|error|fail|unknown|unsupported|invalid|cannot|can.t|not found|missing|segmentation|bad|corrupt' |
 		sort -u >"$b.warn"
 	rm -rf "$d"
+}
+
+# dies_on_own V PROC FILE: perf V's annotate died on FILE; the first of
+# the workload's functions that, annotated alone, kills it on perf's own
+# file as on FILE (a crash of perf's, whatever file it reads), or nothing
+dies_on_own() {
+	local v=$1 proc=$2 f=$3 s
+
+	for s in ${wlsyms//|/ }; do
+		run "$v" "$proc" annotate "$own" "$s"
+		[ "$(cat "$work/$v.$proc.annotate.$own.$s.rc")" -gt 128 ] || continue
+		run "$v" "$proc" annotate "$f" "$s"
+		[ "$(cat "$work/$v.$proc.annotate.$f.$s.rc")" -gt 128 ] || continue
+		echo "$s"
+		return
+	done
 }
 
 # syms OUT: the workload's symbols in an output, one per line
@@ -189,6 +207,16 @@ for v in "${versions[@]}"; do
 					ok 0 "# SKIP $what: perf $v fails on its own file too (exit $orc)"
 					sed 's/^/#   /' "$ob.err" | head -n 3
 					continue
+				fi
+				# perf 6.12's annotate dies on the workload's
+				# epsilon and gamma_ in its own file as in ours
+				# (the same crash site), when a sample falls there
+				if [ "$name" = annotate ] && [ "$rc" -gt 128 ]; then
+					s=$(dies_on_own "$v" $proc "$f")
+					if [ -n "$s" ]; then
+						ok 0 "# SKIP $what: perf $v's annotate dies of signal $((rc - 128)) on $s in perf's own file too"
+						continue
+					fi
 				fi
 				why=()
 				[ "$rc" = 0 ] || why+=("exit $rc")
