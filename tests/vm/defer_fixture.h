@@ -158,6 +158,12 @@ static uint64_t wait_no_pending(int fd, int ms)
 		RUN_ATTACHED(delta, wait_ms);				\
 	} while (0)
 
+/* Does @r's sample_id say which task it is of, and when? */
+static bool record_has_tid_time(const struct dl_data *d, const struct dl_record *r)
+{
+	return r->sess >= 0 && r->sess < DL_MAX_SESSIONS && d->sess_tid[r->sess] && r->sid.time;
+}
+
 /*
  * The newest record of @s's task no newer than @s, or NULL.  A record whose
  * sample_id has no tid or time (sample_id_all off, or a sample_type
@@ -173,8 +179,7 @@ static const struct dl_record *last_record(const struct dl_data *d, const struct
 	for (j = 0; j < d->nr; j++) {
 		const struct dl_record *r = &d->r[j];
 
-		if (r->sess < 0 || r->sess >= DL_MAX_SESSIONS || !d->sess_tid[r->sess] ||
-		    !r->sid.time)
+		if (!record_has_tid_time(d, r))
 			continue;
 		if (r->sid.tid == s->tid && r->sid.time <= s->time &&
 		    (!best || r->sid.time > best_time)) {
@@ -186,8 +191,7 @@ static const struct dl_record *last_record(const struct dl_data *d, const struct
 		const struct dl_sample *t = &d->s[j];
 		const struct dl_record *r = t->rec >= 0 ? &d->r[t->rec] : NULL;
 
-		if (!r || (r->sess >= 0 && r->sess < DL_MAX_SESSIONS && d->sess_tid[r->sess] &&
-			   r->sid.time))
+		if (!r || record_has_tid_time(d, r))
 			continue;
 		if (t->tid == s->tid && t->time && t->time <= s->time &&
 		    (!best || t->time > best_time)) {
