@@ -21,7 +21,10 @@
 # arm64 too, with bookworm's arm64 perf in the guest, scripts/vm --perf
 # 6.1: its files are recorded on arm64 and read here on x86-64, perf's
 # cross-architecture reading); and each perf reads all of them (and perf
-# 6.1's own) with /proc not mounted.
+# 6.1's own) with /proc not mounted.  On arm64, also --call-graph
+# dwarf,defer of wl_nofp (keep.sh's "dwarf"): each perf unwinds those
+# dumps here as the guest's arm64 perf does (or skips, where it says it
+# has no unwinder for arm64).
 #
 # Each result names its cell of the compatibility table in brackets, e.g.
 # "[perf-6.12 stitched]"; scripts/check --all builds the table from them.
@@ -94,12 +97,24 @@ exports+=(--export /tmp/kallsyms.gz)
 exports+=(--export /tmp/perf-kernel.data)
 [ $mode = native ] || exports+=(--export /tmp/pp-kernel.data)
 vmperf=()
-case $series in *-arm64) vmperf=(--perf 6.1) ;; esac
+keep='keep.sh module'
+dwarf=0
+case $series in
+*-arm64)
+	# and dwarf,defer dumps, which only a perf with an arm64 DWARF
+	# unwinder unwinds here
+	vmperf=(--perf 6.1) keep='keep.sh module dwarf' dwarf=1
+	cp "$vmt/wl_nofp" "$out/symfs/tests/"
+	for w in kernel user; do
+		exports+=(--export "/tmp/dw-$w.data" --export "/tmp/dw-$w.chains")
+	done
+	;;
+esac
 
 if [ $mode = module ]; then
-	tap_plan 36
+	tap_plan $((36 + dwarf * 6))
 	"$top/scripts/vm" -k "$series" "${vmperf[@]}" -o "$out/vm" \
-		-m "$top/build/ko-$series/perf_defer.ko" "${exports[@]}" -- 'keep.sh module' \
+		-m "$top/build/ko-$series/perf_defer.ko" "${exports[@]}" -- "$keep" \
 		>"$out/vm.log" 2>&1
 else
 	tap_plan 35
@@ -140,6 +155,46 @@ for w in kernel user; do
 	ok $? "[perf-6.12 stitched] wl_calls $w: the same user chain in every sample as perf 6.1"
 	[ -s "$out/st-$w.61" ] && cmp -s "$out/st-$w.61" "$out/st-$w.73"
 	ok $? "[perf-7.3 stitched] wl_calls $w: the same user chain in every sample as perf 6.1"
+done
+
+# dw_same GUEST HOST W: the two readings of a dwarf,defer file (chains())
+# give each sample through leaf_W the same user chain; there are more
+# than 100 of them, and the guest's reach main.  Those outside the
+# workload are shown, not held: a first frame in the vDSO, which the
+# host has no copy of, or in a PLT stub, where libdw's unwinder (perf
+# 7.3) stops and libunwind's (the guest's perf 6.1) goes on.
+dw_same() {
+	local a b
+
+	a=$(grep "leaf_$3" "$1") b=$(grep "leaf_$3" "$2")
+	echo "# samples in leaf_$3: $(grep -c . <<<"$a") in the guest's reading," \
+		"$(grep -c . <<<"$b") in this one, $(grep -c ' main$' <<<"$b") of them reaching main"
+	paste -d '|' "$1" "$2" | awk -F '|' -v leaf="leaf_$3" '
+		$1 !~ leaf { n++; d += $1 != $2 }
+		END { print "# outside the workload: " d + 0 " of " n + 0 " read differently" }'
+	[ "$(grep -c ' main$' <<<"$a")" -gt 100 ] && [ "$a" = "$b" ]
+}
+
+# arm64's dumps unwound on x86-64: each perf, sample for sample as the
+# guest's arm64 perf 6.1 unwound them; a perf that says it has no unwinder
+# for arm64 (one built with libunwind for x86-64 alone) skips, naming it
+for w in kernel user; do
+	[ $dwarf = 1 ] || break
+	d=$f/dw-$w.data
+	for v in 6.1 6.12 7.3; do
+		"$top/scripts/perf" "$v" script -i "$d" "${sym[@]}" --no-inline >/dev/null 2>"$out/dw-$w.err.$v"
+		why=$(grep -m1 -i 'not supported\|no unwind' "$out/dw-$w.err.$v")
+		if [ -n "$why" ]; then
+			skip "[perf-$v dwarf] wl_nofp $w: perf $v unwinds arm64's dumps as arm64's perf does" \
+				"perf $v says: $why"
+			continue
+		fi
+		PERF="$top/scripts/perf $v" chains "$d" "${sym[@]}" --no-inline >"$out/dw-$w.$v"
+		warn=$(PERF="$top/scripts/perf $v" warnings "$d" "${sym[@]}" --no-inline)
+		[ -z "$warn" ] || echo "# warnings: $warn"
+		dw_same "$f/dw-$w.chains" "$out/dw-$w.$v" "$w" && [ -z "$warn" ]
+		ok $? "[perf-$v dwarf] wl_nofp $w: perf $v unwinds arm64's dumps as arm64's perf does, sample for sample, no warning"
+	done
 done
 
 # the header features, and every perf without /proc; perf's own file is

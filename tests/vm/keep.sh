@@ -9,17 +9,27 @@
 # features ours must match, where the guest has a perf; with "module", also perf-defer perf record -g
 # of it (/tmp/pp-kernel.data), for tests/subcmds.sh.  With "module", through the
 # module (loaded here, unloaded at the end); with "native", through the
-# kernel's own deferred callchains.  TAP.
+# kernel's own deferred callchains.
+# With "dwarf" after the mode, also --call-graph dwarf,defer of wl_nofp
+# kernel and wl_nofp user (wl_calls without frame pointers), stitched
+# (/tmp/dw-W.data), for a host perf that unwinds another architecture's
+# dumps; with the guest's perf's reading of each sample's user frames
+# (/tmp/dw-W.chains, perfpaths.sh's chains) to hold the host's against.
+# TAP.
 # shellcheck source-path=SCRIPTDIR source=tap.sh
 . "$(dirname "$0")/tap.sh"
+# shellcheck source-path=SCRIPTDIR source=perfpaths.sh
+. "$(dirname "$0")/perfpaths.sh"
 
 mode=${1:-module}
+dwarf=0
+[ "${2:-}" = dwarf ] && dwarf=1
 if [ "$mode" = module ]; then
-	tap_plan 10
+	tap_plan $((10 + dwarf * 4))
 	insmod "$PERF_DEFER_KO"
 	ok $? "insmod"
 else
-	tap_plan 7
+	tap_plan $((7 + dwarf * 4))
 fi
 for w in kernel user; do
 	perf-defer record -q --stats --keep-deferred -o "/tmp/keep-$w.data" -- \
@@ -46,6 +56,22 @@ if [ "$mode" = module ]; then
 	else
 		skip "perf-defer perf record -g, wl_calls kernel" "no perf in this guest"
 	fi
+fi
+for w in kernel user; do
+	[ $dwarf = 1 ] || break
+	perf-defer record -q --call-graph dwarf,defer -o "/tmp/dw-$w.data" -- /tests/wl_nofp "$w" 1200
+	ok $? "record --call-graph dwarf,defer (stitched), wl_nofp $w"
+	if command -v perf >/dev/null; then
+		chains "/tmp/dw-$w.data" --no-inline >"/tmp/dw-$w.chains"
+		n=$(grep -c "leaf_$w.* main\$" "/tmp/dw-$w.chains")
+		total=$(grep -c "leaf_$w" "/tmp/dw-$w.chains")
+		[ "$total" -gt 100 ] && [ "$n" -ge $((total * 9 / 10)) ]
+		ok $? "the guest's perf unwinds its dumps: $n of $total samples in leaf_$w reach main"
+	else
+		skip "the guest's perf unwinds the dumps of wl_nofp $w" "no perf in this guest"
+	fi
+done
+if [ "$mode" = module ]; then
 	rmmod perf_defer
 	ok $? "rmmod"
 fi
