@@ -140,9 +140,12 @@ static size_t match_dumps(struct __test_metadata *_metadata, FIXTURE_DATA(dump) 
 {
 	struct dl_data *d = &self->d;
 	size_t i, j, deferred = 0, unmatched = 0, entries = 0, unused = 0, dups = 0;
-	uint64_t cookie, last = 0;
-	uint32_t last_tid = 0;
+	struct { uint64_t cookie; uint32_t tid; } *seen;
+	uint64_t cookie;
 	int found;
+
+	seen = calloc(d->ns ?: 1, sizeof(*seen));
+	ASSERT_NE(NULL, seen);
 
 	for (i = 0; i < d->ns; i++) {
 		const struct dl_sample *s = &d->s[i];
@@ -163,12 +166,20 @@ static size_t match_dumps(struct __test_metadata *_metadata, FIXTURE_DATA(dump) 
 		if (found)
 			continue;
 		unmatched++;
-		/* the samples of one entry follow each other in a task's ring */
-		if (cookie != last || s->tid != last_tid)
-			entries++;
-		last = cookie;
-		last_tid = s->tid;
+		/*
+		 * An entry is a task's cookie.  Its samples need not follow
+		 * each other here: the task can move to another CPU in the
+		 * entry, and each CPU's ring is read in turn.
+		 */
+		for (j = 0; j < entries; j++)
+			if (seen[j].cookie == cookie && seen[j].tid == s->tid)
+				break;
+		if (j == entries) {
+			seen[entries].cookie = cookie;
+			seen[entries++].tid = s->tid;
+		}
 	}
+	free(seen);
 	for (j = 0; j < d->nu; j++)
 		unused += d->u[j].sess == sess && !d->u[j].nsamples;
 	TH_LOG("session %d: %zu deferred samples, %zu dumps; %zu samples (%zu entries) "
