@@ -308,6 +308,11 @@ struct dl_syms;
 
 struct dl_syms *dl_syms_load(const char *path);	/* ELF32/64 symtab */
 void dl_syms_free(struct dl_syms *y);
+/*
+ * Is addr inside the file's loaded segments, at their link addresses (a
+ * non-PIE executable's own code and data: a symbol or not, a PLT stub)?
+ */
+bool dl_in_image(const struct dl_syms *y, uint64_t addr);
 /* the function holding addr, or NULL; *off = addr - start */
 const char *dl_sym(const struct dl_syms *y, uint64_t addr, uint64_t *off);
 /* frame i of a user chain: ips[0] is an IP, the others return addresses */

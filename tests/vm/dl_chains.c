@@ -334,6 +334,7 @@ struct dl_symbol {
 struct dl_syms {
 	struct dl_symbol *s;
 	size_t n;
+	uint64_t lo, hi;	/* the file's PT_LOAD segments, at their link addresses */
 };
 
 static int sym_cmp(const void *a, const void *b)
@@ -391,10 +392,28 @@ struct dl_syms *dl_syms_load(const char *path)
 			}							\
 		}								\
 	} while (0)
-	if (img[EI_CLASS] == ELFCLASS64)
+#define LOAD_RANGE(Ehdr, Phdr)							\
+	do {									\
+		Ehdr *eh = (Ehdr *)img;						\
+		Phdr *ph = (Phdr *)(img + eh->e_phoff);				\
+		y->lo = UINT64_MAX;						\
+		for (i = 0; i < eh->e_phnum; i++) {				\
+			if (ph[i].p_type != PT_LOAD)				\
+				continue;					\
+			if (ph[i].p_vaddr < y->lo)				\
+				y->lo = ph[i].p_vaddr;				\
+			if (ph[i].p_vaddr + ph[i].p_memsz > y->hi)		\
+				y->hi = ph[i].p_vaddr + ph[i].p_memsz;		\
+		}								\
+	} while (0)
+	if (img[EI_CLASS] == ELFCLASS64) {
 		LOAD_SYMS(Elf64_Ehdr, Elf64_Shdr, Elf64_Sym, ELF64_ST_TYPE);
-	else
+		LOAD_RANGE(Elf64_Ehdr, Elf64_Phdr);
+	} else {
 		LOAD_SYMS(Elf32_Ehdr, Elf32_Shdr, Elf32_Sym, ELF32_ST_TYPE);
+		LOAD_RANGE(Elf32_Ehdr, Elf32_Phdr);
+	}
+#undef LOAD_RANGE
 #undef LOAD_SYMS
 	qsort(y->s, y->n, sizeof(*y->s), sym_cmp);
 out:
@@ -417,6 +436,11 @@ void dl_syms_free(struct dl_syms *y)
 		free(y->s[i].name);
 	free(y->s);
 	free(y);
+}
+
+bool dl_in_image(const struct dl_syms *y, uint64_t addr)
+{
+	return y && addr >= y->lo && addr < y->hi;
 }
 
 const char *dl_sym(const struct dl_syms *y, uint64_t addr, uint64_t *off)
