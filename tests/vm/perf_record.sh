@@ -95,7 +95,9 @@ sed 's/^/# /' rec.err
 d=$(stat stats.all deferred) t=$(stat stats.all stitched)
 paths all.data $NI >all.paths
 [ $rc = 0 ] && [ "${d:-0}" -gt 100 ] && [ $((t * 100)) -ge $((d * 98)) ] && cmp -s all.paths fp.user
-ok $? "-a -- cmd: $t of $d deferred samples stitched, perf's fp paths (rc=$rc)"
+r=$?
+[ $r = 0 ] || { echo "# paths:"; sed 's/^/#   /' all.paths; echo "# perf's:"; sed 's/^/#   /' fp.user; }
+ok $r "-a -- cmd: $t of $d deferred samples stitched, perf's fp paths (rc=$rc)"
 perf-defer perf --stats record -q -e syscalls:sys_enter_read -g -o tp.data \
 	-- /tests/wl_calls kernel 1000 >stats.tp 2>rec.err
 rc=$?
@@ -218,6 +220,7 @@ for f in sw.data.[0-9]*; do
 	if [ -n "$w" ] || { [ "$m" = yes ] && [ $gone = 1 ]; } ||
 		{ [ "$m" = yes ] && [ "$f" != "$last" ] && ! grep -qxF -f fp.user sw.paths; }; then
 		bad="$bad $f${w:+ ($w)}"
+		[ -z "$w" ] || perf report --stdio -i "$f" 2>&1 >/dev/null | grep . | sed "s|^|# $f: |"
 	fi
 	[ "$m" = yes ] || gone=1
 done
