@@ -24,12 +24,19 @@
 # entries are mostly thread creation and futex waits, in the static
 # libc, which has .eh_frame only, so the methods would not walk the
 # same chains.
+# On x86-64 the module kernel also runs module-fp: --keep-deferred with
+# --user-unwind fp, the walk native deferral does, so that the two compare
+# on the same frames.
 # One line per run:
 #   BENCH WL CFG RATE REP ELAPSED_NS BYTES SAMPLES RECORDS LOST_SAMPLES LOST_RECORDS UNWINDS
-# (RECORDS: deferred callchain records; UNWINDS: the module's unwinds, or,
-# natively, one per record; - where it does not apply), and for the
-# unwind methods six more fields, the module's counters over the run:
+# (BYTES: the file's; RECORDS: deferred callchain records; UNWINDS: the
+# module's unwinds, or, natively, one per record; - where it does not
+# apply), for module-fp and the unwind methods six more fields, the
+# module's counters over the run:
 #   FRAMES_FP FRAMES_SFRAME FRAMES_EH_FRAME TABLE_OBJECTS TABLE_CACHE_HITS TABLE_STOPPED
+# and last on every line DATA_BYTES, the file's data section (its records,
+# without the header, the attributes and the features: perf.data's
+# header gives its size at byte 48).
 kind=$1 reps=$2 rates=$3 wls=$4
 target_ms=${TARGET_MS:-400}
 dwarf_wls=${DWARF_WLS:-syscall}
@@ -43,7 +50,8 @@ sysctl -qw kernel.perf_event_paranoid=-1
 
 wl_bin=/tests/wl_bench
 case $kind in
-module)	cfgs="none fp dwarf module module-keep" ;;
+module)	cfgs="none fp dwarf module module-keep"
+	[ "$(uname -m)" != x86_64 ] || cfgs="$cfgs module-fp" ;;
 unwind)	cfgs="none module-fp module-sframe module-eh_frame" wl_bin=/tests/wl_bench_uw ;;
 *)	cfgs="none fp native" ;;
 esac
@@ -130,6 +138,7 @@ run() {	# run WL CFG RATE REP UNITS
 		return 0
 	fi
 	bytes=$(stat -c %s "$out")
+	data=$(od -An -tu8 -j48 -N8 "$out" | tr -d ' ')
 	counts=$(perf-defer dump --stats -i "$out" 2>/dev/null)
 	samples=$(dumped SAMPLE "$counts")
 	lost=$(dumped LOST "$counts")
@@ -147,10 +156,11 @@ run() {	# run WL CFG RATE REP UNITS
 	line="BENCH $wl $cfg $rate $rep $el $bytes ${samples:-0} ${recs:-0} ${lost:-0} ${lrec:-0} $unw"
 	case $cfg in
 	module-fp|module-sframe|module-eh_frame) ;;
-	*)	echo "$line"; return 0 ;;
+	*)	echo "$line ${data:--}"; return 0 ;;
 	esac
 	ffp=$(delta frames-fp) fsf=$(delta frames-sframe) feh=$(delta frames-eh-frame)
-	echo "$line $ffp $fsf $feh $(delta table-objects) $(delta table-cache-hits) $(delta table-stopped)"
+	echo "$line $ffp $fsf $feh $(delta table-objects) $(delta table-cache-hits)" \
+		"$(delta table-stopped) ${data:--}"
 	# each method alone: no other's counter grows, and its own does, but
 	# for a run with a few unwinds or none (under TCG, cpu-clock has
 	# given a 300 ms run no sample at all)
