@@ -685,12 +685,19 @@ static int record__setup_output(struct record *rec)
 		if (ret)
 			goto write_err;
 	}
-	if (rec->path != RECORD_PATH_FP && !rec->keep_deferred) {
+	/*
+	 * The deferred form too goes through the stitcher, which writes
+	 * each record before the samples of later entries that share its
+	 * time (stitch__keep_deferred()).
+	 */
+	if (rec->path != RECORD_PATH_FP) {
 		rec->stitch = stitch__new(rec->w);
 		if (!rec->stitch) {
 			ret = -ENOMEM;
 			goto write_err;
 		}
+		if (rec->keep_deferred)
+			stitch__keep_deferred(rec->stitch);
 		for (i = 0; i < rec->nr_evsel; i++) {
 			ret = stitch__add_attr(rec->stitch, &rec->evsel[i].attr,
 					       rec->evsel[i].ids, rec->evsel[i].nr_ids);

@@ -23,6 +23,8 @@ struct node {
 	bool held;
 	__u32 tid;
 	__u64 cookie;
+	__u64 time;		/* held: the sample's time, when timed */
+	bool timed;
 	size_t cc_off;		/* held: offset of the callchain nr */
 	__u64 cc_nr;
 	bool dump;		/* its attr takes USER_DUMP records */
@@ -36,6 +38,8 @@ struct payload {
 	const unsigned char *dump;	/* USER_DUMP: abi ... dyn_size, len bytes */
 	size_t len;
 	size_t stack_off;		/* offset of the stack size in dump */
+	__u64 time;			/* the record's, when timed */
+	bool timed;
 };
 
 /* The held samples of one tid, oldest first. */
@@ -53,7 +57,7 @@ struct stitch {
 	struct tidq **buckets;
 	size_t nr_buckets, nr_tids;
 	struct stitch_stats st;
-	bool keep;		/* stitch__keep_deferred() */
+	bool keep;		/* stitch__keep_deferred(): hold, match, rewrite nothing */
 	int err;
 };
 
@@ -235,6 +239,20 @@ static void fifo__append(struct stitch *s, struct node *n)
 		s->st.max_pending = s->pending;
 }
 
+/* Queue n just before next, a node of the FIFO. */
+static void fifo__insert_before(struct stitch *s, struct node *n, struct node *next)
+{
+	struct node **pp = &s->head;
+
+	while (*pp != next)
+		pp = &(*pp)->next;
+	n->next = next;
+	*pp = n;
+	s->pending += n->size + NODE_OVERHEAD;
+	if (s->pending > s->st.max_pending)
+		s->st.max_pending = s->pending;
+}
+
 static struct node *node__new(const void *event, size_t size)
 {
 	struct node *n = calloc(1, sizeof(*n));
@@ -387,34 +405,80 @@ done:
 }
 
 /*
+ * Whether held sample n is of a kernel entry after that of record p, so
+ * that it waits for its own record: not of p's cookie, and not older than
+ * the newest of p's own samples (newest; without any, p's time less the
+ * nanosecond by which the module dates a record after its samples).  The
+ * records come in the order of their entries, so an older sample's will
+ * not come; a later one's sorts before p only where the clock stood still
+ * (docs/architecture.md, Unwind), every sample of several entries and p
+ * on one time, and natively p would be right after its own samples.
+ */
+static bool node__later(const struct node *n, const struct payload *p, __u64 cookie,
+			bool found, __u64 newest)
+{
+	if (!p || !p->timed || !n->timed || (n->cookie == cookie && n->dump == !!p->dump))
+		return false;
+	return n->time >= (found ? newest : p->time - 1);
+}
+
+/*
  * Release the held samples of tid: those with cookie get what p gives
  * (when p is not NULL and of their kind: ips for a callchain, a dump for
- * a USER_DUMP attr), the others are unmatched.  Returns how many matched.
+ * a USER_DUMP attr); those of later entries (node__later()) stay held,
+ * the first of them in *later; the others are unmatched.  In the deferred
+ * form (s->keep) nothing is rewritten.  Returns how many matched.
  */
 static __u64 stitch__release(struct stitch *s, __u32 tid, __u64 cookie,
-			     const struct payload *p, bool evict)
+			     const struct payload *p, bool evict, struct node **later)
 {
 	struct tidq **pp = tidq__slot(s, tid), *q = *pp;
-	__u64 matched = 0;
+	struct node *n, **np;
+	const struct payload *order = p;	/* NULL: keep none held */
+	__u64 matched = 0, newest = 0;
+	bool found = false;
 
+	if (later)
+		*later = NULL;
 	if (!q)
 		return 0;
-	for (struct node *n = q->first; n; n = n->tnext) {
+	for (n = q->first; p && n; n = n->tnext) {
+		if (n->cookie != cookie || n->dump != !!p->dump)
+			continue;
+		if (!n->timed)
+			order = NULL;	/* no time: perf's rule alone */
+		found = true;
+		if (n->time > newest)
+			newest = n->time;
+	}
+	for (np = &q->first, q->last = NULL; (n = *np); ) {
+		if (node__later(n, order, cookie, found, newest)) {
+			if (later && !*later)
+				*later = n;
+			q->last = n;
+			np = &n->tnext;
+			continue;
+		}
 		if (p && n->cookie == cookie && n->dump == !!p->dump) {
-			node__rewrite(s, n, p);
+			if (!s->keep)
+				node__rewrite(s, n, p);
 			s->st.stitched++;
 			matched++;
 		} else {
-			node__rewrite(s, n, NULL);
+			if (!s->keep)
+				node__rewrite(s, n, NULL);
 			s->st.unmatched++;
 			if (evict)
 				s->st.evicted++;
 		}
 		n->held = false;
+		*np = n->tnext;
 	}
-	*pp = q->hnext;
-	free(q);
-	s->nr_tids--;
+	if (!q->first) {
+		*pp = q->hnext;
+		free(q);
+		s->nr_tids--;
+	}
 	return matched;
 }
 
@@ -423,7 +487,7 @@ static void stitch__evict(struct stitch *s)
 {
 	while (s->pending > s->max_pending && s->head && !s->err) {
 		if (s->head->held)
-			stitch__release(s, s->head->tid, 0, NULL, true);
+			stitch__release(s, s->head->tid, 0, NULL, true, NULL);
 		stitch__drain(s);
 	}
 }
@@ -437,7 +501,7 @@ static int stitch__sample(struct stitch *s, const void *event, size_t size)
 	s->st.samples++;
 	if (!a || perf_sample__parse(&a->attr, event, &smp))
 		return -EINVAL;
-	if (!smp.deferred && attr__user_dump(&a->attr)) {
+	if (!smp.deferred && attr__user_dump(&a->attr) && !s->keep) {
 		/* not deferred (an in-NMI walk, kept): no registers, no stack */
 		unsigned char *p = dump__rewrite(s, event, size, smp.callchain_offset, smp.nr,
 						 false, smp.regs_user_offset, NULL, &size);
@@ -458,6 +522,8 @@ static int stitch__sample(struct stitch *s, const void *event, size_t size)
 	n->held = true;
 	n->tid = smp.tid;
 	n->cookie = smp.cookie;
+	n->time = smp.time;
+	n->timed = a->attr.sample_type & PERF_SAMPLE_TIME;
 	n->cc_off = smp.callchain_offset;
 	n->cc_nr = smp.nr;
 	n->dump = attr__user_dump(&a->attr);
@@ -472,16 +538,37 @@ static int stitch__sample(struct stitch *s, const void *event, size_t size)
 	return s->err;
 }
 
-/* A CALLCHAIN_DEFERRED or USER_DUMP record: its samples get it. */
-static int stitch__deferred(struct stitch *s, const void *event)
+/* Where the time of a non-sample record's sample_id is, or 0. */
+static size_t id_time_offset(const struct perf_event_attr *attr, size_t size)
+{
+	__u64 after = PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU |
+		      PERF_SAMPLE_IDENTIFIER;
+
+	if (!attr->sample_id_all || !(attr->sample_type & PERF_SAMPLE_TIME))
+		return 0;
+	return size - 8 * (1 + __builtin_popcountll(attr->sample_type & after));
+}
+
+/*
+ * A CALLCHAIN_DEFERRED or USER_DUMP record: its samples get it.  In the
+ * deferred form it is written after them, and before the held samples of
+ * later entries, on the time of the first of those if its own is later:
+ * perf, which sorts by time and keeps the order of equal times, then
+ * meets it where a native file has it.
+ */
+static int stitch__deferred(struct stitch *s, const void *event, size_t size)
 {
 	const struct evsel *a = evlist__find(s->el, event);
 	struct payload p = { };
 	struct perf_sample smp;
+	struct node *later, *n;
+	size_t off;
 
 	s->st.records++;
 	if (!a || perf_sample__parse(&a->attr, event, &smp))
 		return -EINVAL;
+	p.timed = a->attr.sample_id_all && (a->attr.sample_type & PERF_SAMPLE_TIME);
+	p.time = smp.time;
 	if (rdhdr_type(event) == PERF_DEFER_RECORD_USER_DUMP) {
 		p.dump = (const unsigned char *)event + smp.regs_user_offset;
 		p.len = smp.regs_stack_size;
@@ -490,8 +577,17 @@ static int stitch__deferred(struct stitch *s, const void *event)
 		p.ips = (const unsigned char *)event + 24;
 		p.nr = smp.nr;
 	}
-	if (!stitch__release(s, smp.tid, smp.cookie, &p, false))
+	if (!stitch__release(s, smp.tid, smp.cookie, &p, false, &later))
 		s->st.orphan_records++;
+	if (!s->keep || !later)
+		return (s->keep ? stitch__pass(s, event, size) : 0) ?: stitch__drain(s);
+	n = node__new(event, size);
+	if (!n)
+		return s->err = -ENOMEM;
+	off = id_time_offset(&a->attr, size);
+	if (off && later->time < p.time && rd64((const char *)event + off) == p.time)
+		wr64((char *)n->ev + off, later->time);
+	fifo__insert_before(s, n, later);
 	return stitch__drain(s);
 }
 
@@ -510,26 +606,17 @@ int stitch__event(struct stitch *s, const void *event, size_t size)
 		error__set("stitch: record of %zu bytes with header.size %u", size, h.size);
 		return -EINVAL;
 	}
-	if (s->keep) {
-		/* counted, and written as they come */
-		if (h.type == PERF_RECORD_SAMPLE)
-			s->st.samples++;
-		else if (h.type == PERF_DEFER_RECORD_CALLCHAIN_DEFERRED)
-			s->st.records++;
-		else if (h.type == PERF_RECORD_LOST && size >= 24)
-			s->st.lost_records += rd64((const char *)event + 16);
-		return stitch__pass(s, event, size);
-	}
 	switch (h.type) {
 	case PERF_RECORD_SAMPLE:
 		return stitch__sample(s, event, size);
 	case PERF_DEFER_RECORD_CALLCHAIN_DEFERRED:
 	case PERF_DEFER_RECORD_USER_DUMP:
-		return stitch__deferred(s, event);
+		return stitch__deferred(s, event, size);
 	case PERF_RECORD_EXIT:
 		/* { pid, ppid, tid, ptid, time }: no record can come after exit */
 		if (size >= 32)
-			stitch__release(s, (__u32)rd64((const char *)event + 16), 0, NULL, false);
+			stitch__release(s, (__u32)rd64((const char *)event + 16), 0, NULL, false,
+					NULL);
 		stitch__drain(s);
 		break;
 	case PERF_RECORD_LOST:
@@ -552,7 +639,7 @@ int stitch__finish(struct stitch *s, struct stitch_stats *st)
 {
 	for (size_t i = 0; i < s->nr_buckets && !s->err; i++) {
 		while (s->buckets[i])
-			stitch__release(s, s->buckets[i]->tid, 0, NULL, false);
+			stitch__release(s, s->buckets[i]->tid, 0, NULL, false, NULL);
 	}
 	stitch__drain(s);
 	if (st)

@@ -13,7 +13,10 @@
  *    without PERF_SAMPLE_TID) and cookie replaces the USER_DEFERRED,
  *    cookie pair of each held sample with PERF_CONTEXT_USER, ips...;
  *    held samples of that tid with another cookie are released
- *    unmatched: their pair is removed, the kernel part stays;
+ *    unmatched: their pair is removed, the kernel part stays.  But those
+ *    not older than the record's newest sample, of later kernel entries
+ *    met first because the clock stood still, stay held for their own
+ *    record (natively they would have come after this one);
  *  - PERF_RECORD_EXIT of the tid, stitch__finish() and a full pending
  *    budget (see stitch__set_max_pending()) release the samples still
  *    held, unmatched.
@@ -72,7 +75,12 @@ int stitch__event(struct stitch *s, const void *event, size_t size);
 int stitch__finish(struct stitch *s, struct stitch_stats *st);
 /* The counters so far. */
 void stitch__stats(const struct stitch *s, struct stitch_stats *st);
-/* Write every record as it comes, counted but not stitched. */
+/*
+ * The deferred form: samples and records written as they are, counted,
+ * each record after its held samples and before those of later entries
+ * (on their time, where the clock stood still), so that perf >= 6.19
+ * merges them as the stitcher does.
+ */
 void stitch__keep_deferred(struct stitch *s);
 /* Free (does not close the writer).  NULL is fine. */
 void stitch__delete(struct stitch *s);

@@ -301,6 +301,103 @@ TEST_F(stitch, same_tid_new_cookie)
 	ASSERT_EQ(1, self->o.st.unmatched);
 }
 
+/*
+ * The clock stood still (an unstable sched_clock held within a tick):
+ * the samples of three kernel entries of one tid share one time, and
+ * their records, dated a nanosecond later, come after all of them.  Each
+ * sample gets its own entry's chain; a sample older than the first
+ * record's own (its record lost) is still left unmatched.
+ */
+static void stalled_input(struct __test_metadata *_metadata, struct out *o, struct tev *e)
+{
+	const __u64 k[] = { K(0x60) }, u[] = { U(1), U(2), U(3), U(4) };
+
+	t_sample_deferred(e, 7, 7, 50, ID0, 0, k, 1, COOKIE(0, 1));
+	out__event(_metadata, o, e);
+	for (unsigned int i = 0; i < 3; i++) {
+		t_sample_deferred(e, 7, 7, 100, ID0, 0, k, 1, COOKIE(0, 2 + i));
+		out__event(_metadata, o, e);
+	}
+	for (unsigned int i = 0; i < 3; i++) {
+		t_deferred(e, 7, 7, 101, ID0, 0, COOKIE(0, 2 + i), u + i, 1);
+		out__event(_metadata, o, e);
+	}
+}
+
+TEST_F(stitch, stalled_clock)
+{
+	const struct perf_event_header *ev;
+	struct perf_sample s;
+
+	stalled_input(_metadata, &self->o, &self->e);
+	out__end(_metadata, &self->o);
+
+	ASSERT_TRUE(out__next(_metadata, &self->o, &ev, &s));
+	ASSERT_EQ(50, s.time);
+	ASSERT_CHAIN(&s, PERF_CONTEXT_KERNEL, K(0x60));
+	for (unsigned int i = 0; i < 3; i++) {
+		ASSERT_TRUE(out__next(_metadata, &self->o, &ev, &s));
+		ASSERT_EQ(100, s.time);
+		ASSERT_CHAIN(&s, PERF_CONTEXT_KERNEL, K(0x60), PERF_CONTEXT_USER, U(1 + i));
+	}
+	ASSERT_FALSE(out__next(_metadata, &self->o, &ev, &s));
+	ASSERT_EQ(3, self->o.st.stitched);
+	ASSERT_EQ(1, self->o.st.unmatched);
+	ASSERT_EQ(0, self->o.st.orphan_records);
+}
+
+/*
+ * The same in the deferred form: each record is written right after its
+ * entry's sample, on the time of the next entry's where its own is later,
+ * as a native file holds them; perf >= 6.19, which merges a record into
+ * the held samples of its tid and keeps the order of equal times, then
+ * merges each into its own sample.  The last comes where it came.
+ */
+TEST(keep_stalled_clock)
+{
+	struct perf_event_attr a = t_attr(true, true);
+	const struct perf_event_header *ev;
+	struct perf_sample s;
+	struct out o;
+	struct tev e;
+	static const struct {
+		__u32 type;
+		__u64 time, cookie;
+	} want[] = {
+		{ PERF_RECORD_SAMPLE, 50, COOKIE(0, 1) },
+		{ PERF_RECORD_SAMPLE, 100, COOKIE(0, 2) },
+		{ PERF_DEFER_RECORD_CALLCHAIN_DEFERRED, 100, COOKIE(0, 2) },
+		{ PERF_RECORD_SAMPLE, 100, COOKIE(0, 3) },
+		{ PERF_DEFER_RECORD_CALLCHAIN_DEFERRED, 100, COOKIE(0, 3) },
+		{ PERF_RECORD_SAMPLE, 100, COOKIE(0, 4) },
+		{ PERF_DEFER_RECORD_CALLCHAIN_DEFERRED, 101, COOKIE(0, 4) },
+	};
+
+	memset(&o, 0, sizeof(o));
+	o.fd = memfd_create("kept", MFD_CLOEXEC);
+	ASSERT_LE(0, o.fd);
+	o.w = perf_data_writer__open_fd(o.fd, "kept");
+	ASSERT_NE(NULL, o.w);
+	o.s = stitch__new(o.w);
+	ASSERT_NE(NULL, o.s);
+	stitch__keep_deferred(o.s);
+	ASSERT_EQ(0, stitch__add_attr(o.s, &a, (__u64[]){ ID0, ID1 }, 2));
+	ASSERT_EQ(0, perf_data_writer__add_attr(o.w, &a, (__u64[]){ ID0, ID1 }, 2, "cpu-clock"));
+	stalled_input(_metadata, &o, &e);
+	out__end(_metadata, &o);
+
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++) {
+		ASSERT_TRUE(out__next(_metadata, &o, &ev, &s)) TH_LOG("record %zu", i);
+		ASSERT_EQ(want[i].type, ev->type) TH_LOG("record %zu", i);
+		ASSERT_EQ(want[i].time, s.time) TH_LOG("record %zu", i);
+		ASSERT_EQ(want[i].cookie, s.cookie) TH_LOG("record %zu", i);
+	}
+	ASSERT_FALSE(out__next(_metadata, &o, &ev, &s));
+	ASSERT_EQ(4, o.st.samples);
+	ASSERT_EQ(3, o.st.records);
+	out__free(&o);
+}
+
 /* Two tids interleaved, each with its own cookies and records. */
 TEST_F(stitch, two_tids_interleaved)
 {
