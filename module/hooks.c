@@ -250,8 +250,10 @@ static int pd_pre_perf_callchain_user(struct kprobe *p, struct pt_regs *regs)
 	 * new mm replaces it), as without the module.  perf's events enabled
 	 * on exec take their first samples here (perf_event_exec()).
 	 */
-	if (current->in_execve)
+	if (current->in_execve) {
+		pd_count(in_exec);
 		return 0;
+	}
 	if (!entry->nr || entry->ip[entry->nr - 1] != PERF_CONTEXT_USER)
 		return 0;
 	/*

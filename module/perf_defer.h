@@ -151,6 +151,7 @@ struct pd_counters {
 	u64	uw_objects;	/* objects looked up by the table walk */
 	u64	uw_stopped;	/* table walks ended by bad or missing data */
 	u64	uw_cache_hits;	/* objects found in the layout cache */
+	u64	in_exec;	/* samples inside an execve(), left to perf */
 };
 
 

@@ -328,6 +328,7 @@ static long pd_ioctl_get_stats(void __user *uarg, u32 size)
 		st.table_objects += READ_ONCE(c->uw_objects);
 		st.table_stopped += READ_ONCE(c->uw_stopped);
 		st.table_cache_hits += READ_ONCE(c->uw_cache_hits);
+		st.in_exec += READ_ONCE(c->in_exec);
 	}
 	st.pending = pd_requests_pending();
 	return copy_to_user(uarg, &st, size) ? -EFAULT : 0;

@@ -205,10 +205,11 @@ static bool status__module(void)
 		unsigned long cmd = PERF_DEFER_IOC_GET_STATS;
 
 		/* an older module knows the struct up to its own ABI's fields */
-		if (v.minor < 4) {
+		if (v.minor < 6) {
 			st.size = v.minor < 2 ? PERF_DEFER_STATS_SIZE_VER0 :
 				  v.minor < 3 ? offsetof(struct perf_defer_stats, frames_fp) :
-				  offsetof(struct perf_defer_stats, table_cache_hits);
+				  v.minor < 4 ? offsetof(struct perf_defer_stats, table_cache_hits) :
+				  offsetof(struct perf_defer_stats, in_exec);
 			cmd = _IOC(_IOC_READ | _IOC_WRITE, PERF_DEFER_MAGIC,
 				   _IOC_NR(PERF_DEFER_IOC_GET_STATS), st.size);
 		}
@@ -239,6 +240,8 @@ static bool status__module(void)
 	       (unsigned long long)st.exit_pending, (unsigned long long)st.pending);
 	if (st.size > PERF_DEFER_STATS_SIZE_VER0)
 		printf(" after-unwind %llu", (unsigned long long)st.after_unwind);
+	if (st.size > offsetof(struct perf_defer_stats, in_exec))
+		printf(" in-exec %llu", (unsigned long long)st.in_exec);
 	printf("\n");
 	if (st.size > offsetof(struct perf_defer_stats, frames_fp))
 		printf("unwind: frames-fp %llu frames-sframe %llu frames-eh-frame %llu table-objects %llu table-stopped %llu",
@@ -246,7 +249,7 @@ static bool status__module(void)
 		       (unsigned long long)st.frames_eh_frame,
 		       (unsigned long long)st.table_objects,
 		       (unsigned long long)st.table_stopped);
-	if (st.size == sizeof(st))
+	if (st.size > offsetof(struct perf_defer_stats, table_cache_hits))
 		printf(" table-cache-hits %llu", (unsigned long long)st.table_cache_hits);
 	if (st.size > offsetof(struct perf_defer_stats, frames_fp))
 		printf("\n");

@@ -487,8 +487,8 @@ TEST_F(get_stats, refused)
 
 /*
  * A recorder of an older ABI asks with its shorter struct (1.0/1.1: up to
- * pending; 1.2: up to after_unwind; 1.3: up to table_stopped): it gets
- * that, and nothing past it.
+ * pending; 1.2: up to after_unwind; 1.3: up to table_stopped; 1.4 and 1.5:
+ * up to table_cache_hits): it gets that, and nothing past it.
  */
 SESS_FIXTURE(get_stats_older)
 
@@ -502,6 +502,9 @@ FIXTURE_VARIANT_ADD(get_stats_older, abi_1_2) {
 };
 FIXTURE_VARIANT_ADD(get_stats_older, abi_1_3) {
 	.size = offsetof(struct perf_defer_stats, table_cache_hits),
+};
+FIXTURE_VARIANT_ADD(get_stats_older, abi_1_5) {
+	.size = offsetof(struct perf_defer_stats, in_exec),
 };
 
 TEST_F(get_stats_older, answered)
@@ -520,7 +523,9 @@ TEST_F(get_stats_older, answered)
 	EXPECT_EQ(size, st.size);
 	EXPECT_EQ(0, st.pending);
 	/* nothing past the older struct is written */
-	EXPECT_EQ(0xa5a5a5a5a5a5a5a5ull, st.table_cache_hits);
+	EXPECT_EQ(0xa5a5a5a5a5a5a5a5ull, st.in_exec);
+	if (size < offsetof(struct perf_defer_stats, in_exec))
+		EXPECT_EQ(0xa5a5a5a5a5a5a5a5ull, st.table_cache_hits);
 	if (size < offsetof(struct perf_defer_stats, table_cache_hits))
 		EXPECT_EQ(0xa5a5a5a5a5a5a5a5ull, st.table_stopped);
 	if (size == PERF_DEFER_STATS_SIZE_VER0)

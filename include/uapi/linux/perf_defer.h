@@ -28,9 +28,9 @@
 /*
  * 1: PERF_DEFER_IOC_SET_DUMP, 2: after_unwind, 3: PERF_DEFER_IOC_SET_UNWIND,
  * 4: the unwind counters of struct perf_defer_stats,
- * 5: perf_defer_ring.wakeup_bytes
+ * 5: perf_defer_ring.wakeup_bytes, 6: in_exec
  */
-#define PERF_DEFER_ABI_MINOR		5
+#define PERF_DEFER_ABI_MINOR		6
 
 /* 0xDF is unassigned in Documentation/userspace-api/ioctl/ioctl-number.rst */
 #define PERF_DEFER_MAGIC		0xDF
@@ -261,6 +261,10 @@ struct perf_defer_unwind {
  * @table_cache_hits:	(ABI 1.4) objects the table walk found in its cache
  *			of object layouts, headers not read again; with
  *			@table_objects, the cache's hit rate
+ * @in_exec:		(ABI 1.6) samples taken inside an execve() that kept
+ *			the in-NMI user walk: the task_work would run after
+ *			the exec, on a stack the sample never saw (events
+ *			enabled on exec take their first samples there)
  *
  * The struct grows at its end only.  A module answers every size from
  * PERF_DEFER_STATS_SIZE_VER0 (ABI 1.0 and 1.1: up to @pending) to its
@@ -285,6 +289,7 @@ struct perf_defer_stats {
 	__u64	table_objects;
 	__u64	table_stopped;
 	__u64	table_cache_hits;
+	__u64	in_exec;
 };
 
 #define PERF_DEFER_STATS_SIZE_VER0	72
