@@ -404,6 +404,12 @@ done:
 	return 0;
 }
 
+/* Whether held sample n is one of record p's own: its cookie, its kind. */
+static bool node__of(const struct node *n, const struct payload *p, __u64 cookie)
+{
+	return n->cookie == cookie && n->dump == !!p->dump;
+}
+
 /*
  * Whether held sample n is of a kernel entry after that of record p, so
  * that it waits for its own record: not of p's cookie, and not older than
@@ -417,7 +423,7 @@ done:
 static bool node__later(const struct node *n, const struct payload *p, __u64 cookie,
 			bool found, __u64 newest)
 {
-	if (!p || !p->timed || !n->timed || (n->cookie == cookie && n->dump == !!p->dump))
+	if (!p || !p->timed || !n->timed || node__of(n, p, cookie))
 		return false;
 	return n->time >= (found ? newest : p->time - 1);
 }
@@ -443,7 +449,7 @@ static __u64 stitch__release(struct stitch *s, __u32 tid, __u64 cookie,
 	if (!q)
 		return 0;
 	for (n = q->first; p && n; n = n->tnext) {
-		if (n->cookie != cookie || n->dump != !!p->dump)
+		if (!node__of(n, p, cookie))
 			continue;
 		if (!n->timed)
 			order = NULL;	/* no time: perf's rule alone */
@@ -459,7 +465,7 @@ static __u64 stitch__release(struct stitch *s, __u32 tid, __u64 cookie,
 			np = &n->tnext;
 			continue;
 		}
-		if (p && n->cookie == cookie && n->dump == !!p->dump) {
+		if (p && node__of(n, p, cookie)) {
 			if (!s->keep)
 				node__rewrite(s, n, p);
 			s->st.stitched++;
@@ -567,7 +573,8 @@ static int stitch__deferred(struct stitch *s, const void *event, size_t size)
 	s->st.records++;
 	if (!a || perf_sample__parse(&a->attr, event, &smp))
 		return -EINVAL;
-	p.timed = a->attr.sample_id_all && (a->attr.sample_type & PERF_SAMPLE_TIME);
+	off = id_time_offset(&a->attr, size);
+	p.timed = off != 0;
 	p.time = smp.time;
 	if (rdhdr_type(event) == PERF_DEFER_RECORD_USER_DUMP) {
 		p.dump = (const unsigned char *)event + smp.regs_user_offset;
@@ -584,7 +591,6 @@ static int stitch__deferred(struct stitch *s, const void *event, size_t size)
 	n = node__new(event, size);
 	if (!n)
 		return s->err = -ENOMEM;
-	off = id_time_offset(&a->attr, size);
 	if (off && later->time < p.time && rd64((const char *)event + off) == p.time)
 		wr64((char *)n->ev + off, later->time);
 	fifo__insert_before(s, n, later);
