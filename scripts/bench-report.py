@@ -396,15 +396,14 @@ def goals(b):
                          if data else "bytes per sample", "data" if data else "bytes"),
                         ("user unwinds per sample", "unw")):
         fp, dflt = worst("module-fp", field), worst("module-keep", field)
-        split = field == "unw"
         if fp:
             add(f"{what}: module, walking frame pointers alone as native does,"
                 f" ≤ native 7.2 × {NATIVE_GOAL}, every workload and rate", fp[0] <= NATIVE_GOAL,
-                f"worst: {said(fp, split and 'module-fp')}"
+                f"worst: {said(fp, 'module-fp' if field == 'unw' else None)}"
                 + (f"; the default methods: {said(dflt)}" if dflt else ""))
         elif dflt:
             add(f"{what}: module ≤ native 7.2 × {NATIVE_GOAL}, every workload and rate",
-                dflt[0] <= NATIVE_GOAL, f"worst: {said(dflt, split and 'module-keep')}")
+                dflt[0] <= NATIVE_GOAL, f"worst: {said(dflt, 'module-keep' if field == 'unw' else None)}")
     return res
 
 
