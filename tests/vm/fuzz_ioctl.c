@@ -111,12 +111,18 @@ static void do_ioctl(uint64_t *s, int fd)
 		PERF_DEFER_IOC_SET_UNWIND,
 	};
 	const unsigned int ncmds = sizeof(cmds) / sizeof(cmds[0]);
-	uint64_t buf[16];
+	/*
+	 * What a command may write: its struct, at the size the fuzzer says
+	 * (up to 8 bytes past it), or a size of our magic's up to 127 bytes
+	 */
+	uint64_t buf[64];
 	unsigned long cmd;
 	unsigned int i;
 	uint32_t w;
 
-	for (i = 0; i < 16; i++)
+	_Static_assert(sizeof(buf) >= sizeof(struct perf_defer_stats) + 8 && sizeof(buf) >= 128,
+		       "fuzz_ioctl: the buffer holds what GET_STATS writes");
+	for (i = 0; i < sizeof(buf) / sizeof(buf[0]); i++)
 		buf[i] = rnd(s) % 4 ? 0 : rnd(s);
 	switch (rnd(s) % 4) {
 	case 0:	/* a real command, random contents */
