@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # arm64.sh: Debian's arm64 kernels under qemu-system-aarch64 (TCG, -M virt
-# -cpu max), and whether any of them defers user callchains natively.
+# -cpu max,pauth-impdef=on, as scripts/vm boots them), and whether any of
+# them defers user callchains natively.
 #
 # A busybox initramfs with tests/vm/native_probe and the recorder,
 # cross-built by clang (static), boots bookworm's 6.1 and sid's 7.2
@@ -90,7 +91,7 @@ boot() {
 	chmod 0755 "$root/init"
 	(cd "$root" && find . | cpio -o -H newc --quiet) >"$out/$name.cpio"
 	rm -rf "$root"
-	timeout --foreground -k 5 600 qemu-system-aarch64 -M virt -cpu max -smp 2 -m 1024 \
+	timeout --foreground -k 5 600 qemu-system-aarch64 -M virt -cpu max,pauth-impdef=on -smp 2 -m 1024 \
 		-nodefaults -display none -no-reboot -serial "file:$out/$name.log" \
 		-kernel "$kdir/vmlinuz" -initrd "$out/$name.cpio" \
 		-append "console=ttyAMA0 panic=-1 rdinit=/init" </dev/null >"$out/$name.qemu" 2>&1
