@@ -19,6 +19,7 @@
 
 umode_t pd_dev_mode = 0600;
 bool pd_verbose;
+bool pd_row_cache = true;
 unsigned int pd_pool_size = 1024;
 unsigned int pd_user_sessions = 4;
 unsigned int pd_user_unwind = PD_UW_ORDER_DEFAULT;
@@ -146,6 +147,10 @@ static const struct kernel_param_ops user_unwind_ops = {
 module_param_cb(user_unwind, &user_unwind_ops, &pd_user_unwind, 0644);
 MODULE_PARM_DESC(user_unwind,
 		 "User unwind methods to try for each frame, in order: sframe, eh_frame, fp (default: sframe,eh_frame,fp)");
+
+module_param_named(row_cache, pd_row_cache, bool, 0644);
+MODULE_PARM_DESC(row_cache,
+		 "Keep the rows the table walk reads by object and PC, for later unwinds; N: read the tables for every frame (default: Y)");
 
 module_param_named(verbose, pd_verbose, bool, 0644);
 MODULE_PARM_DESC(verbose, "Log sessions and attach/detach (default: N)");

@@ -44,6 +44,7 @@ extern unsigned int pd_pool_size;
 extern unsigned int pd_user_sessions;
 extern unsigned int pd_user_unwind;
 extern unsigned int pd_mlock_kb;
+extern bool pd_row_cache;
 
 /*
  * User unwind methods, tried in order for each frame: an order is a list
@@ -152,6 +153,9 @@ struct pd_counters {
 	u64	uw_stopped;	/* table walks ended by bad or missing data */
 	u64	uw_cache_hits;	/* objects found in the layout cache */
 	u64	in_exec;	/* samples inside an execve(), left to perf */
+	u64	uw_rows;	/* rows the tables gave the table walk */
+	u64	uw_row_hits;	/* rows found in the row cache */
+	u64	walk_ns;	/* time spent walking user stacks */
 };
 
 

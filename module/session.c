@@ -329,6 +329,9 @@ static long pd_ioctl_get_stats(void __user *uarg, u32 size)
 		st.table_stopped += READ_ONCE(c->uw_stopped);
 		st.table_cache_hits += READ_ONCE(c->uw_cache_hits);
 		st.in_exec += READ_ONCE(c->in_exec);
+		st.table_rows += READ_ONCE(c->uw_rows);
+		st.table_row_hits += READ_ONCE(c->uw_row_hits);
+		st.walk_ns += READ_ONCE(c->walk_ns);
 	}
 	st.pending = pd_requests_pending();
 	return copy_to_user(uarg, &st, size) ? -EFAULT : 0;

@@ -12,6 +12,7 @@
 #include <linux/perf_event.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
+#include <linux/sched/clock.h>
 #include <linux/sched/task_stack.h>
 #include <linux/uaccess.h>
 #include <asm/ptrace.h>
@@ -22,24 +23,28 @@
  * Walk current's user stack into @ips by the methods of @order (see
  * perf_defer.h); returns the number of entries.  The unwind tables serve
  * 64-bit tasks; compat ones (x86's 32-bit, arm64's AArch32) walk frame
- * pointers.
+ * pointers.  The time it takes counts in walk_ns.
  */
 unsigned int pd_unwind_user(u64 *ips, unsigned int max, unsigned int order)
 {
 	struct pt_regs *regs = task_pt_regs(current);
 	unsigned int nr;
-	u64 abi;
+	u64 abi, t0;
 
 	if (!current->mm || !max)
 		return 0;
 	abi = pd_user_abi(regs);
 	if (abi == PERF_SAMPLE_REGS_ABI_NONE)
 		return 0;
-	if (abi == PERF_SAMPLE_REGS_ABI_64 && order != PD_UW_METHOD_FP)
-		return pd_unwind_user_tables(ips, max, order);
-	/* the first entry, the IP, is no frame found */
-	nr = pd_unwind_user_fp(regs, abi == PERF_SAMPLE_REGS_ABI_32, ips, max);
-	this_cpu_add(pd_counters.uw_frames[PD_UW_METHOD_FP], nr - 1);
+	t0 = local_clock();
+	if (abi == PERF_SAMPLE_REGS_ABI_64 && order != PD_UW_METHOD_FP) {
+		nr = pd_unwind_user_tables(ips, max, order);
+	} else {
+		/* the first entry, the IP, is no frame found */
+		nr = pd_unwind_user_fp(regs, abi == PERF_SAMPLE_REGS_ABI_32, ips, max);
+		this_cpu_add(pd_counters.uw_frames[PD_UW_METHOD_FP], nr - 1);
+	}
+	this_cpu_add(pd_counters.walk_ns, local_clock() - t0);
 	return nr;
 }
 

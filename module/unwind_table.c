@@ -68,6 +68,7 @@ struct pd_uw_obj {
 	unsigned long	start, end;		/* the mapping; 0, 0: none */
 	unsigned long	eh_hdr, eh_hdr_size;	/* 0: none */
 	unsigned long	sframe, sframe_size;	/* 0: none */
+	u64		id;			/* its layout entry's; 0: none */
 	bool		vdso;
 };
 
@@ -97,6 +98,9 @@ struct pd_uw_cached {
 
 static struct pd_uw_cached pd_uw_cache[1 << PD_UW_CACHE_BITS][PD_UW_CACHE_WAYS];
 static unsigned long pd_uw_cache_clock;
+/* the last layout entry's id: ids are never reused */
+static u64 pd_uw_cache_ids;
+/* the layout cache's and the row cache's */
 static DEFINE_SPINLOCK(pd_uw_cache_lock);
 
 static bool pd_uw_key_eq(const struct pd_uw_key *a, const struct pd_uw_key *b)
@@ -130,7 +134,8 @@ static bool pd_uw_cache_get(const struct pd_uw_key *key, struct pd_uw_obj *obj)
 	return hit;
 }
 
-static void pd_uw_cache_put(const struct pd_uw_key *key, const struct pd_uw_obj *obj)
+/* Keeps @obj under @key, with a new id (into @obj too). */
+static void pd_uw_cache_put(const struct pd_uw_key *key, struct pd_uw_obj *obj)
 {
 	struct pd_uw_cached *set = pd_uw_cache_set(key), *victim = set;
 	unsigned int i;
@@ -139,9 +144,113 @@ static void pd_uw_cache_put(const struct pd_uw_key *key, const struct pd_uw_obj 
 	for (i = 1; i < PD_UW_CACHE_WAYS; i++)
 		if (set[i].used < victim->used)
 			victim = &set[i];
+	obj->id = ++pd_uw_cache_ids;
 	victim->key = *key;
 	victim->obj = *obj;
 	victim->used = ++pd_uw_cache_clock;
+	spin_unlock(&pd_uw_cache_lock);
+}
+
+/*
+ * The row cache: the rows the tables gave, by object and PC.  The same
+ * few PCs come back in every unwind of a workload (the sampled code's
+ * return sites, main, libc's start), and a row from .eh_frame costs a
+ * binary search, an FDE, its CIE and their instructions, some twenty
+ * reads of the task's memory, where a hit costs none.  A row is kept
+ * under the id of its object's layout entry: an object read again (its
+ * mapping moved or replaced, another file or mm, or its entry evicted)
+ * gets a new id, so its old rows are never found again, and age out.
+ * The rows are thus taken as they were at their first read, as the
+ * layouts are: a program that rewrites its own tables while it runs (no
+ * linker or loader does: they are read-only after relocation) is walked
+ * by its old rows, unless the row_cache parameter is off.  Only what a
+ * step uses is kept: the CFA rule and the rules of the return address and
+ * the callee-saved registers.  The rows of the frame-pointer rule are
+ * kept too, as which method answers: a PC no table covers is looked up
+ * once.
+ */
+#define PD_UW_KEPT		(PD_UW_CALLEE_SAVED | BIT(PD_UW_RA))
+#define PD_UW_NKEPT		(IS_ENABLED(CONFIG_ARM64) ? 12 : 7)
+#define PD_UW_ROWS_BITS		6
+#define PD_UW_ROWS_WAYS		4
+
+struct pd_uw_rcached {
+	u64		obj;		/* its object's id; 0: empty */
+	unsigned long	pc, used;
+	u32		order;		/* the methods asked, in order */
+	u8		method;		/* the one that gave the row */
+	u8		cfa_how, cfa_reg;
+	u8		rule[PD_UW_NKEPT];	/* how | reg << 3, by kept register */
+	s32		cfa_off;
+	s32		off[PD_UW_NKEPT];
+};
+
+static struct pd_uw_rcached pd_uw_rows[1 << PD_UW_ROWS_BITS][PD_UW_ROWS_WAYS];
+
+static struct pd_uw_rcached *pd_uw_rows_set(u64 obj, unsigned long pc)
+{
+	return pd_uw_rows[hash_long((unsigned long)obj ^ pc, PD_UW_ROWS_BITS)];
+}
+
+static bool pd_uw_rows_get(u64 obj, unsigned long pc, u32 order, struct pd_uw_row *row,
+			   unsigned int *method)
+{
+	struct pd_uw_rcached *set = pd_uw_rows_set(obj, pc), *c = NULL;
+	unsigned int i, k;
+
+	spin_lock(&pd_uw_cache_lock);
+	for (i = 0; i < PD_UW_ROWS_WAYS; i++) {
+		if (set[i].obj == obj && set[i].pc == pc && set[i].order == order) {
+			c = &set[i];
+			break;
+		}
+	}
+	if (c) {
+		c->used = ++pd_uw_cache_clock;
+		*row = (struct pd_uw_row){ .cfa_how = c->cfa_how, .cfa_reg = c->cfa_reg,
+					   .cfa_off = c->cfa_off };
+		for (i = 0, k = 0; i < PD_UW_NREGS; i++) {
+			if (!(PD_UW_KEPT & BIT(i))) {
+				row->reg[i].how = PD_UW_SAME;
+				continue;
+			}
+			row->reg[i].how = c->rule[k] & 7;
+			row->reg[i].reg = c->rule[k] >> 3;
+			row->reg[i].off = c->off[k++];
+		}
+		*method = c->method;
+	}
+	spin_unlock(&pd_uw_cache_lock);
+	return c;
+}
+
+/* Keeps @row, unless an offset it holds does not fit the compact form. */
+static void pd_uw_rows_put(u64 obj, unsigned long pc, u32 order, unsigned int method,
+			   const struct pd_uw_row *row)
+{
+	struct pd_uw_rcached *set = pd_uw_rows_set(obj, pc), *victim = set;
+	struct pd_uw_rcached c = { .obj = obj, .pc = pc, .order = order, .method = method,
+				   .cfa_how = row->cfa_how, .cfa_reg = row->cfa_reg,
+				   .cfa_off = row->cfa_off };
+	unsigned int i, k;
+
+	BUILD_BUG_ON(hweight32(PD_UW_KEPT) != PD_UW_NKEPT || PD_UW_NREGS > 32);
+	if (c.cfa_off != row->cfa_off)
+		return;
+	for (i = 0, k = 0; i < PD_UW_NREGS; i++) {
+		if (!(PD_UW_KEPT & BIT(i)))
+			continue;
+		c.rule[k] = row->reg[i].how | row->reg[i].reg << 3;
+		c.off[k] = row->reg[i].off;
+		if (c.off[k++] != row->reg[i].off)
+			return;
+	}
+	spin_lock(&pd_uw_cache_lock);
+	for (i = 1; i < PD_UW_ROWS_WAYS; i++)
+		if (set[i].used < victim->used)
+			victim = &set[i];
+	c.used = ++pd_uw_cache_clock;
+	*victim = c;
 	spin_unlock(&pd_uw_cache_lock);
 }
 
@@ -289,13 +398,25 @@ static void pd_uw_fp_row(struct pd_uw_row *row, bool vdso_leaf)
 	row->reg[PD_UW_RA] = (struct pd_uw_rule){ .how = PD_UW_AT_CFA, .off = -8 };
 }
 
-/* The row for @pc from the first method of @order that has one. */
+/*
+ * The row for @pc from the first method of @order that has one: from the
+ * row cache if it holds the answer (the row_cache parameter), else from
+ * the tables, and then kept there.
+ */
 static int pd_uw_row_for(struct pd_uw_reader *rd, const struct pd_uw_obj *obj,
 			 unsigned int order, unsigned long pc, bool first, struct pd_uw_row *row,
 			 unsigned int *method)
 {
+	const unsigned int asked = order;
+	const bool cache = obj->id && READ_ONCE(pd_row_cache);
 	int ret = -ENOENT;
 
+	if (cache && pd_uw_rows_get(obj->id, pc, asked, row, method)) {
+		pd_count(uw_row_hits);
+		if (*method == PD_UW_METHOD_FP)
+			pd_uw_fp_row(row, first && obj->vdso);
+		return 0;
+	}
 	for (; order; order >>= PD_UW_METHOD_BITS) {
 		*method = order & PD_UW_METHOD_MASK;
 		switch (*method) {
@@ -316,15 +437,25 @@ static int pd_uw_row_for(struct pd_uw_reader *rd, const struct pd_uw_obj *obj,
 		default:
 			return -EINVAL;
 		}
+		if (!ret) {
+			if (*method != PD_UW_METHOD_FP)
+				pd_count(uw_rows);
+			if (cache)
+				pd_uw_rows_put(obj->id, pc, asked, *method, row);
+			return 0;
+		}
 		/* a budget spent or a fault ends the walk; a miss tries on */
-		if (!ret || ret == -E2BIG || ret == -EFAULT || ret == -EINTR)
+		if (ret == -E2BIG || ret == -EFAULT || ret == -EINTR)
 			return ret;
 	}
 	return ret;
 }
 
-/* The caller's value of @reg by @rule; false when it cannot be known. */
-static bool pd_uw_apply(struct pd_uw_reader *rd, const struct pd_uw_regs *cur,
+/*
+ * The caller's value of @reg by @rule; false when it cannot be known.
+ * Inline: a step applies a rule for each callee-saved register.
+ */
+static __always_inline bool pd_uw_apply(struct pd_uw_reader *rd, const struct pd_uw_regs *cur,
 			const struct pd_uw_rule *rule, unsigned int reg, unsigned long cfa,
 			struct pd_uw_regs *next)
 {
@@ -365,15 +496,15 @@ struct pd_uw_memo {
 };
 
 /*
- * One step: from the frame in @cur to its caller's.  0, or an error that
- * ends the walk.
+ * One step: from the frame in @cur to its caller's, into @next.  0, or an
+ * error that ends the walk.
  */
 static int pd_uw_step(struct pd_uw_reader *rd, struct pd_uw_obj *obj, unsigned int order,
-		      struct pd_uw_regs *cur, bool first, struct pd_uw_memo *memo)
+		      const struct pd_uw_regs *cur, struct pd_uw_regs *next, bool first,
+		      struct pd_uw_memo *memo)
 {
 	unsigned long ip = cur->ip, pc = first ? ip : ip - 1, cfa, sp = cur->r[PD_UW_SP];
 	const struct pd_uw_row *rowp = &memo->row;
-	struct pd_uw_regs next = { };
 	const struct pd_uw_rule *ra;
 	unsigned int reg;
 	int ret;
@@ -415,20 +546,21 @@ static int pd_uw_step(struct pd_uw_reader *rd, struct pd_uw_obj *obj, unsigned i
 	if (ra->how != PD_UW_AT_CFA &&
 	    (!IS_ENABLED(CONFIG_ARM64) || (ra->how != PD_UW_SAME && ra->how != PD_UW_IN_REG)))
 		return -EINVAL;
-	if (!pd_uw_apply(rd, cur, ra, PD_UW_RA, cfa, &next) || !(next.valid & BIT(PD_UW_RA)))
+	next->valid = 0;
+	if (!pd_uw_apply(rd, cur, ra, PD_UW_RA, cfa, next) || !(next->valid & BIT(PD_UW_RA)))
 		return -EINVAL;
 	/* the caller's IP; the RA column is no register of the caller's */
-	next.ip = pd_strip_pac(next.r[PD_UW_RA]);
-	next.valid &= ~BIT(PD_UW_RA);
-	for (reg = 0; reg < PD_UW_NGPRS; reg++) {
+	next->ip = pd_strip_pac(next->r[PD_UW_RA]);
+	next->valid &= ~BIT(PD_UW_RA);
+	/* from the lowest callee-saved register to the highest, a constant */
+	for (reg = __builtin_ctz(PD_UW_CALLEE_SAVED); reg < PD_UW_NGPRS; reg++) {
 		if (!(PD_UW_CALLEE_SAVED & BIT(reg)))
 			continue;
-		if (!pd_uw_apply(rd, cur, &rowp->reg[reg], reg, cfa, &next))
+		if (!pd_uw_apply(rd, cur, &rowp->reg[reg], reg, cfa, next))
 			return -EFAULT;
 	}
-	pd_uw_set(&next, PD_UW_SP, cfa);
+	pd_uw_set(next, PD_UW_SP, cfa);
 	pd_count(uw_frames[memo->method]);
-	*cur = next;
 	return 0;
 }
 
@@ -477,21 +609,23 @@ unsigned int pd_unwind_user_tables(u64 *ips, unsigned int max, unsigned int orde
 	struct pd_uw_reader rd = { .budget = PD_UW_BUDGET };
 	struct pd_uw_memo memo = { };
 	struct pd_uw_obj obj = { };
-	struct pd_uw_regs cur = { };
-	unsigned int nr = 0;
+	/* a frame's registers and its caller's, in turn: no copy per step */
+	struct pd_uw_regs regs[2] = { };
+	unsigned int nr = 0, c = 0;
 	int ret;
 
-	pd_uw_regs_from(&cur, task_pt_regs(current));
+	pd_uw_regs_from(&regs[0], task_pt_regs(current));
 	for (;;) {
-		ips[nr++] = cur.ip;
+		ips[nr++] = regs[c].ip;
 		if (nr >= max)
 			break;
-		ret = pd_uw_step(&rd, &obj, order, &cur, nr == 1, &memo);
+		ret = pd_uw_step(&rd, &obj, order, &regs[c], &regs[c ^ 1], nr == 1, &memo);
 		if (ret) {
 			if (ret != -ENOENT)
 				pd_count(uw_stopped);
 			break;
 		}
+		c ^= 1;
 	}
 	return nr;
 }

@@ -5,7 +5,13 @@
  * against the unwind's byte budget.  On its own so that the parsers,
  * built for user space by tests/host with a reader of their own, call
  * nothing back in the walk.
+ *
+ * Most reads are of one 4- or 8-byte field (a search table's entry, a
+ * saved register): those take get_user(), which spares them the
+ * hardened-usercopy check that copy_from_user() makes of its kernel
+ * buffer on every call of a size not known at build time.
  */
+#include <linux/string.h>
 #include <linux/uaccess.h>
 
 #include "perf_defer.h"
@@ -13,9 +19,24 @@
 
 int pd_uw_read(struct pd_uw_reader *rd, void *dst, unsigned long addr, size_t len)
 {
+	u64 v64;
+	u32 v32;
+
 	if (len > rd->budget)
 		return -E2BIG;
 	rd->budget -= len;
+	switch (len) {
+	case sizeof(v64):
+		if (get_user(v64, (const u64 __user *)addr))
+			return -EFAULT;
+		memcpy(dst, &v64, sizeof(v64));
+		return 0;
+	case sizeof(v32):
+		if (get_user(v32, (const u32 __user *)addr))
+			return -EFAULT;
+		memcpy(dst, &v32, sizeof(v32));
+		return 0;
+	}
 	if (copy_from_user(dst, (const void __user *)addr, len))
 		return -EFAULT;
 	return 0;

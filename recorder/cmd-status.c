@@ -205,11 +205,12 @@ static bool status__module(void)
 		unsigned long cmd = PERF_DEFER_IOC_GET_STATS;
 
 		/* an older module knows the struct up to its own ABI's fields */
-		if (v.minor < 6) {
+		if (v.minor < 7) {
 			st.size = v.minor < 2 ? PERF_DEFER_STATS_SIZE_VER0 :
 				  v.minor < 3 ? offsetof(struct perf_defer_stats, frames_fp) :
 				  v.minor < 4 ? offsetof(struct perf_defer_stats, table_cache_hits) :
-				  offsetof(struct perf_defer_stats, in_exec);
+				  v.minor < 6 ? offsetof(struct perf_defer_stats, in_exec) :
+				  offsetof(struct perf_defer_stats, table_rows);
 			cmd = _IOC(_IOC_READ | _IOC_WRITE, PERF_DEFER_MAGIC,
 				   _IOC_NR(PERF_DEFER_IOC_GET_STATS), st.size);
 		}
@@ -251,6 +252,10 @@ static bool status__module(void)
 		       (unsigned long long)st.table_stopped);
 	if (st.size > offsetof(struct perf_defer_stats, table_cache_hits))
 		printf(" table-cache-hits %llu", (unsigned long long)st.table_cache_hits);
+	if (st.size > offsetof(struct perf_defer_stats, table_rows))
+		printf(" table-rows %llu table-row-hits %llu walk-ns %llu",
+		       (unsigned long long)st.table_rows, (unsigned long long)st.table_row_hits,
+		       (unsigned long long)st.walk_ns);
 	if (st.size > offsetof(struct perf_defer_stats, frames_fp))
 		printf("\n");
 	return true;

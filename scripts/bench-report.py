@@ -5,9 +5,9 @@
 Input (--runs): one line per run, as tests/vm/bench.sh prints them with the
 guest's series in front:
   SERIES WL CFG RATE REP ELAPSED_NS BYTES SAMPLES RECORDS LOST_SAMPLES LOST_RECORDS UNWINDS
-and for the user unwind methods (module-fp, module-sframe, module-eh_frame)
-the module's counters over the run after them:
+and for the module's configurations its counters over the run after them:
   FRAMES_FP FRAMES_SFRAME FRAMES_EH_FRAME TABLE_OBJECTS TABLE_CACHE_HITS TABLE_STOPPED
+  TABLE_ROWS TABLE_ROW_HITS WALK_NS
 Every ratio is taken between runs of the same guest, repetition, rate and
 workload (side by side in one run), then summarised as median [min-max].
 """
@@ -41,7 +41,7 @@ COL_NAME = {("6.12", "fp"): "fp", ("6.12", "dwarf"): "dwarf",
 # the counter of the frames it found (a field of the runs)
 UW_METHODS = [("module-fp", "fp", "ffp"), ("module-sframe", "sframe", "fsf"),
               ("module-eh_frame", "eh_frame", "feh")]
-UW_EXTRA = ("ffp", "fsf", "feh", "objs", "hits", "stopped")
+UW_EXTRA = ("ffp", "fsf", "feh", "objs", "hits", "stopped", "rows", "rowhits", "walkns")
 UW_SERIES = "6.12-unwind"	# scripts/bench's name of the unwind guest's runs
 UW_HEADING = "## User stacks by method: frame pointers, SFrame, .eh_frame"
 
@@ -124,6 +124,18 @@ class Bench:
         return int(sum(vals)) if vals else None
 
 
+def walk_cost(b, s, wl, cfg, rate, per="unw"):
+    """The module's own clock of its walks (walk_ns) over the run's unwinds
+    (µs) or over @per's frames (ns), per repetition: the walk's cost in
+    the kernel, without the noise of elapsed times"""
+    def fn(r, rep):
+        n = r.get(per)
+        if not r.get("walkns") or not n:	# none, or dumps and no walk
+            return None
+        return r["walkns"] / n / (1000 if per == "unw" else 1)
+    return summary(b.per_rep(s, wl, cfg, rate, fn))
+
+
 def vs_native(b, s, wl, cfg, rate):
     """The module's slowdown over native 7.2's (each over its own guest's
     unprofiled run, medians), for the fp-based module configurations"""
@@ -185,10 +197,13 @@ def arm64_section(b, command, load=None):
         return []
     out = section_head(ARM64_HEADING, command) + [
            "Debian's arm64 6.1 (bookworm's `linux-image-arm64`) in QEMU under TCG",
-           "(`-M virt -cpu max`, 2 vCPUs), the module cross-built for it, bookworm's",
-           "arm64 perf 6.1 in the guest; `cpu-clock` sampling; the same workloads,",
-           "configurations and ratios as above (median [min–max] over the",
-           "repetitions, each ratio within one run). No arm64 kernel of Debian",
+           "(`-M virt -cpu max,pauth-impdef=on`, 2 vCPUs), the module cross-built for",
+           "it, bookworm's arm64 perf 6.1 in the guest; `cpu-clock` sampling; the same",
+           "workloads, configurations and ratios as above (median [min–max] over the",
+           "repetitions, each ratio within one run). The module walks by its default",
+           "methods (`sframe,eh_frame,fp`), so by `.eh_frame` on the static",
+           "`wl_bench`; walk: the module's own clock of its walks (`walk-ns` of",
+           "`perf-defer status`) over its unwinds. No arm64 kernel of Debian",
            "defers natively, sid's 7.2 included, so there is no native column.",
            "A TCG arm64 guest runs at another speed than an x86-64 one: compare",
            "the ratios, not the times." + (f" The host's load average: {load[0]} at the start,"
@@ -196,14 +211,15 @@ def arm64_section(b, command, load=None):
     for wl in wls:
         out.append(f"### {WL_NAME[wl]} (arm64)\n")
         out.append("| rate | configuration | slowdown vs none | vs fp | bytes/sample"
-                   " | unwinds/sample | records/sample | lost samples | lost records |")
-        out.append("|---|---|---|---|---|---|---|---|---|")
+                   " | unwinds/sample | records/sample | lost samples | lost records"
+                   " | walk: µs/unwind |")
+        out.append("|---|---|---|---|---|---|---|---|---|---|")
         for rate in b.rates:
             for cfg, name in ARM64_COLS:
                 if not any(k[:4] == (s, wl, cfg, rate) for k in b.runs):
                     continue
-                out.append("| " + " | ".join([f"{rate} Hz", name] + run_cells(b, s, wl, cfg, rate))
-                           + " |")
+                out.append("| " + " | ".join([f"{rate} Hz", name] + run_cells(b, s, wl, cfg, rate)
+                                             + [fmt(walk_cost(b, s, wl, cfg, rate))]) + " |")
         out.append("")
     return out
 
@@ -454,13 +470,19 @@ def uw_section(b, command, load=None):
            "fails the benchmark. The costs are extra",
            "elapsed time of the workload (emulated, noisy: they can come out",
            "negative) over the unprofiled run or over the fp run of the same",
-           "repetition, divided by that run's unwinds or frames"
+           "repetition, divided by that run's unwinds or frames. The walk columns",
+           "are not: they are the module's own clock of its walks (`walk-ns` of",
+           "`perf-defer status`, `local_clock()` around each walk in the task_work)",
+           "over the run's unwinds or frames, the walk's cost without the noise of",
+           "elapsed times (emulated time all the same)"
            + (f" (the host's load average over 1, 5 and 15 minutes, 2 CPUs: {load[0]} at"
               f" the start, {load[1]} at the end; other VMs share them)" if load else "")
            + ". The layout cache's",
            "hit rate is `table-cache-hits` / (`table-cache-hits` + `table-objects`):",
            "objects found in the cache over all object lookups; the frame-pointer",
-           "walk looks nothing up. Stopped: walks ended by bad or missing data",
+           "walk looks nothing up. The row cache's hit rate is `table-row-hits` /",
+           "(`table-row-hits` + `table-rows`): rows found in the cache of rows by",
+           "object and PC over all row lookups. Stopped: walks ended by bad or missing data",
            "(`table-stopped`), over all unwinds. Not on (d) threads, whose kernel",
            "entries are mostly thread creation and futex waits inside the static",
            "libc, which has neither frame pointers nor SFrame. The chains are the",
@@ -512,11 +534,12 @@ def uw_section(b, command, load=None):
 
     for wl in wls:
         out += [f"### {WL_NAME[wl]}, by method", "",
-                "| rate | method | slowdown vs none | vs fp | over none: µs/unwind"
+                "| rate | method | slowdown vs none | vs fp | walk: µs/unwind"
+                " | walk: ns/frame | over none: µs/unwind"
                 " | over none: ns/frame | over fp: µs/unwind | over fp: ns/frame"
                 " | frames/unwind | unwinds/sample | bytes/sample | bytes vs fp"
-                " | cache hit rate | stopped | lost records |",
-                "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+                " | cache hit rate | row cache hit rate | stopped | lost records |",
+                "|---" * 18 + "|"]
         for rate in b.rates:
             fp_b = med(b.per_sample(UW_SERIES, wl, "module-fp", rate, "bytes"))
             for cfg, m, field in UW_METHODS:
@@ -526,6 +549,8 @@ def uw_section(b, command, load=None):
                 frames = uw_sum(b, wl, cfg, rate, field)
                 hits = uw_sum(b, wl, cfg, rate, "hits") or 0
                 objs = uw_sum(b, wl, cfg, rate, "objs") or 0
+                rows = uw_sum(b, wl, cfg, rate, "rows") or 0
+                rowhits = uw_sum(b, wl, cfg, rate, "rowhits") or 0
                 stopped = uw_sum(b, wl, cfg, rate, "stopped") or 0
                 mb = med(b.per_sample(UW_SERIES, wl, cfg, rate, "bytes"))
 
@@ -536,6 +561,8 @@ def uw_section(b, command, load=None):
                     f"{rate} Hz", m,
                     fmt(b.ratio(UW_SERIES, wl, cfg, rate, "none")),
                     "–" if is_fp else fmt(b.ratio(UW_SERIES, wl, cfg, rate, "module-fp")),
+                    fmt(walk_cost(b, UW_SERIES, wl, cfg, rate)),
+                    fmt(walk_cost(b, UW_SERIES, wl, cfg, rate, field), 0),
                     fmt(us(uw_cost(b, wl, cfg, field, rate, "none", "unw"))),
                     fmt(uw_cost(b, wl, cfg, field, rate, "none", "frames"), 0),
                     "–" if is_fp else fmt(us(uw_cost(b, wl, cfg, field, rate, "module-fp",
@@ -548,6 +575,8 @@ def uw_section(b, command, load=None):
                     f"{mb / fp_b:.3f}×" if mb and fp_b else "–",
                     "–" if not hits + objs else
                     f"{100 * hits / (hits + objs):.2f}% ({hits}/{hits + objs})",
+                    "–" if not rows + rowhits else
+                    f"{100 * rowhits / (rows + rowhits):.2f}% ({rowhits}/{rows + rowhits})",
                     f"{stopped}/{unw or 0}",
                     str(uw_sum(b, wl, cfg, rate, "lrec") or 0)]) + " |")
         out.append("")

@@ -49,7 +49,7 @@ _Static_assert(sizeof(struct perf_defer_unwind) == 16 &&
 	       END(struct perf_defer_unwind, methods) == 16, "perf_defer_unwind");
 /* the stats only grow at their end; VER0 ends after @pending */
 _Static_assert(END(struct perf_defer_stats, pending) == PERF_DEFER_STATS_SIZE_VER0 &&
-	       END(struct perf_defer_stats, in_exec) == sizeof(struct perf_defer_stats),
+	       END(struct perf_defer_stats, walk_ns) == sizeof(struct perf_defer_stats),
 	       "perf_defer_stats");
 /* head and tail on their own cache line, after the first 1 KiB */
 _Static_assert(offsetof(struct perf_defer_mmap_page, data_head) == 1024 &&

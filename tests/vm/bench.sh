@@ -31,9 +31,10 @@
 #   BENCH WL CFG RATE REP ELAPSED_NS BYTES SAMPLES RECORDS LOST_SAMPLES LOST_RECORDS UNWINDS
 # (BYTES: the file's; RECORDS: deferred callchain records; UNWINDS: the
 # module's unwinds, or, natively, one per record; - where it does not
-# apply), for module-fp and the unwind methods six more fields, the
-# module's counters over the run:
+# apply), for the module's configurations nine more fields, its counters
+# over the run:
 #   FRAMES_FP FRAMES_SFRAME FRAMES_EH_FRAME TABLE_OBJECTS TABLE_CACHE_HITS TABLE_STOPPED
+#   TABLE_ROWS TABLE_ROW_HITS WALK_NS
 # and last on every line DATA_BYTES, the file's data section (its records,
 # without the header, the attributes and the features: perf.data's
 # header gives its size at byte 48).
@@ -155,12 +156,17 @@ run() {	# run WL CFG RATE REP UNITS
 	esac
 	line="BENCH $wl $cfg $rate $rep $el $bytes ${samples:-0} ${recs:-0} ${lost:-0} ${lrec:-0} $unw"
 	case $cfg in
-	module-fp|module-sframe|module-eh_frame) ;;
+	module*) ;;
 	*)	echo "$line ${data:--}"; return 0 ;;
 	esac
 	ffp=$(delta frames-fp) fsf=$(delta frames-sframe) feh=$(delta frames-eh-frame)
 	echo "$line $ffp $fsf $feh $(delta table-objects) $(delta table-cache-hits)" \
-		"$(delta table-stopped) ${data:--}"
+		"$(delta table-stopped) $(delta table-rows) $(delta table-row-hits)" \
+		"$(delta walk-ns) ${data:--}"
+	case $cfg in
+	module-fp|module-sframe|module-eh_frame) ;;
+	*)	return 0 ;;
+	esac
 	# each method alone: no other's counter grows, and its own does, but
 	# for a run with a few unwinds or none (under TCG, cpu-clock has
 	# given a 300 ms run no sample at all)

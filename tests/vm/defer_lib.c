@@ -149,7 +149,8 @@ void dl_stats_log(const char *what, const struct perf_defer_stats *st)
 	dl_log("%s: requests %llu dedup %llu unwinds %llu records %llu drops %llu "
 	       "pool_empty %llu exit_pending %llu pending %llu after_unwind %llu frames fp %llu "
 	       "sframe %llu eh_frame %llu table_objects %llu table_stopped %llu "
-	       "table_cache_hits %llu in_exec %llu", what,
+	       "table_cache_hits %llu in_exec %llu table_rows %llu table_row_hits %llu "
+	       "walk_ns %llu", what,
 	       (unsigned long long)st->requests, (unsigned long long)st->dedup,
 	       (unsigned long long)st->unwinds, (unsigned long long)st->records,
 	       (unsigned long long)st->drops, (unsigned long long)st->pool_empty,
@@ -157,7 +158,9 @@ void dl_stats_log(const char *what, const struct perf_defer_stats *st)
 	       (unsigned long long)st->after_unwind, (unsigned long long)st->frames_fp,
 	       (unsigned long long)st->frames_sframe, (unsigned long long)st->frames_eh_frame,
 	       (unsigned long long)st->table_objects, (unsigned long long)st->table_stopped,
-	       (unsigned long long)st->table_cache_hits, (unsigned long long)st->in_exec);
+	       (unsigned long long)st->table_cache_hits, (unsigned long long)st->in_exec,
+	       (unsigned long long)st->table_rows, (unsigned long long)st->table_row_hits,
+	       (unsigned long long)st->walk_ns);
 }
 
 /* ---- workload children ---------------------------------------------- */

@@ -47,7 +47,7 @@ module)
 	ok $? "status says the tests run the module on this kernel"
 	grep -Eq "^counters: requests [0-9]+ dedup [0-9]+ unwinds [0-9]+ records [0-9]+ drops [0-9]+ pool-empty [0-9]+ exit-pending [0-9]+ pending 0 after-unwind [0-9]+ in-exec [0-9]+$" /tmp/status.out
 	ok $? "status shows the module's counters"
-	grep -Eq "^unwind: frames-fp [0-9]+ frames-sframe [0-9]+ frames-eh-frame [0-9]+ table-objects [0-9]+ table-stopped [0-9]+ table-cache-hits [0-9]+$" /tmp/status.out
+	grep -Eq "^unwind: frames-fp [0-9]+ frames-sframe [0-9]+ frames-eh-frame [0-9]+ table-objects [0-9]+ table-stopped [0-9]+ table-cache-hits [0-9]+ table-rows [0-9]+ table-row-hits [0-9]+ walk-ns [0-9]+$" /tmp/status.out
 	ok $? "status shows the unwind methods' counters"
 	[ "$rc" = 0 ]
 	ok $? "exit 0 (rc=$rc)"

@@ -306,17 +306,26 @@ static void calls_compare(struct __test_metadata *_metadata, FIXTURE_DATA(defer)
 		EXPECT_GT((total) / 2, reached);			\
 	} while (0)
 
+/* the module's parameter NAME set to VAL; 0 or -errno */
+static int set_param(const char *name, const char *val)
+{
+	char path[128];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/module/%s/parameters/%s", DL_MODNAME, name);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	close(fd);
+	return n == (ssize_t)strlen(val) ? 0 : -EINVAL;
+}
+
 /* the module's user_unwind parameter; 0 or -errno */
 static int set_user_unwind(const char *order)
 {
-	int fd = open(USER_UNWIND_PARAM, O_WRONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, order, strlen(order));
-	close(fd);
-	return n == (ssize_t)strlen(order) ? 0 : -EINVAL;
+	return set_param("user_unwind", order);
 }
 
 /*
@@ -462,6 +471,16 @@ TEST_F_TIMEOUT(defer, unwind_methods_per_session, 120)
 	       (unsigned long long)delta.table_objects,
 	       (unsigned long long)delta.table_cache_hits);
 	EXPECT_LT(delta.table_objects * 4, delta.table_cache_hits);
+	/* and the rows at its few PCs are taken from the tables once, then cached */
+	TH_LOG("rows from the tables %llu, found in the row cache %llu",
+	       (unsigned long long)delta.table_rows, (unsigned long long)delta.table_row_hits);
+	EXPECT_LT(0, delta.table_rows);
+	EXPECT_LT(delta.table_rows * 4, delta.table_row_hits);
+	/* the walks' time is counted: both walks of each unwind */
+	TH_LOG("unwinds %llu, walking %llu ns", (unsigned long long)delta.unwinds,
+	       (unsigned long long)delta.walk_ns);
+	EXPECT_LT(0, delta.unwinds);
+	EXPECT_LE(delta.unwinds, delta.walk_ns);
 }
 
 /*
@@ -651,17 +670,22 @@ TEST_F_TIMEOUT(defer, sframe_walk_without_frame_pointers, 300)
 
 /*
  * A task that writes random bytes over its own .eh_frame_hdr, .eh_frame
- * and .sframe while it is sampled, and puts them back now and then: the
- * table walk gives whole chains while they are intact and ends early on
- * what it cannot make sense of; the records stay well-formed, nothing is
- * lost, and the kernel reports nothing (the VM run scans its log).
+ * and .sframe while it is sampled, and puts them back now and then.  With
+ * the row cache off, the table walk reads the tables for every frame: it
+ * gives whole chains while they are intact and ends early on what it
+ * cannot make sense of.  With the cache on (the default), it reads them
+ * for the PCs it has no row for, broken or not.  Either way the records
+ * stay well-formed, nothing is lost, and the kernel reports nothing (the
+ * VM run scans its log).
  */
 TEST_F_TIMEOUT(defer, tables_scribbled_while_sampled, 300)
 {
 	static const char *const orders[] = { "sframe,eh_frame,fp", "eh_frame,sframe" };
+	struct perf_defer_stats st1, delta;
 	size_t i, reached, total;
 
 	LOAD_MODULE();
+	ASSERT_EQ(0, set_param("row_cache", "N"));
 	for (i = 0; i < 2; i++) {
 		nofp_reach(_metadata, self, "wl_nofp_sframe", "scribble", orders[i], &reached,
 			   &total, NULL);
@@ -670,6 +694,15 @@ TEST_F_TIMEOUT(defer, tables_scribbled_while_sampled, 300)
 		EXPECT_LT(reached, total);
 		EXPECT_LT(0, reached);
 	}
+	STATS(&st1);
+	dl_stats_delta(&self->st0, &st1, &delta);
+	EXPECT_LT(0, delta.table_rows);
+	EXPECT_EQ(0, delta.table_row_hits);
+	ASSERT_EQ(0, set_param("row_cache", "Y"));
+	nofp_reach(_metadata, self, "wl_nofp_sframe", "scribble", orders[0], &reached, &total,
+		   NULL);
+	EXPECT_LT(50, total);
+	EXPECT_LT(0, reached);
 }
 
 TEST_F_TIMEOUT(defer, compat_m32, 180)

@@ -28,9 +28,10 @@
 /*
  * 1: PERF_DEFER_IOC_SET_DUMP, 2: after_unwind, 3: PERF_DEFER_IOC_SET_UNWIND,
  * 4: the unwind counters of struct perf_defer_stats,
- * 5: perf_defer_ring.wakeup_bytes, 6: in_exec
+ * 5: perf_defer_ring.wakeup_bytes, 6: in_exec, 7: table_rows, table_row_hits
+ * and walk_ns
  */
-#define PERF_DEFER_ABI_MINOR		6
+#define PERF_DEFER_ABI_MINOR		7
 
 /* 0xDF is unassigned in Documentation/userspace-api/ioctl/ioctl-number.rst */
 #define PERF_DEFER_MAGIC		0xDF
@@ -265,6 +266,13 @@ struct perf_defer_unwind {
  *			the in-NMI user walk: the task_work would run after
  *			the exec, on a stack the sample never saw (events
  *			enabled on exec take their first samples there)
+ * @table_rows:		(ABI 1.7) rows the table walk took from an object's
+ *			SFrame or .eh_frame section: its table lookups
+ * @table_row_hits:	(ABI 1.7) rows the table walk found in its cache of
+ *			rows by object and PC, no table read again
+ * @walk_ns:		(ABI 1.7) nanoseconds (local_clock()) spent walking
+ *			user stacks in task_work, by any method; over
+ *			@unwinds, the cost of one
  *
  * The struct grows at its end only.  A module answers every size from
  * PERF_DEFER_STATS_SIZE_VER0 (ABI 1.0 and 1.1: up to @pending) to its
@@ -290,6 +298,9 @@ struct perf_defer_stats {
 	__u64	table_stopped;
 	__u64	table_cache_hits;
 	__u64	in_exec;
+	__u64	table_rows;
+	__u64	table_row_hits;
+	__u64	walk_ns;
 };
 
 #define PERF_DEFER_STATS_SIZE_VER0	72
