@@ -202,8 +202,11 @@ def arm64_section(b, command, load=None):
            "workloads, configurations and ratios as above (median [min–max] over the",
            "repetitions, each ratio within one run). The module walks by its default",
            "methods (`sframe,eh_frame,fp`), so by `.eh_frame` on the static",
-           "`wl_bench`; walk: the module's own clock of its walks (`walk-ns` of",
-           "`perf-defer status`) over its unwinds. No arm64 kernel of Debian",
+           "`wl_bench`. Walk: the module's own clock of its walks (`walk-ns` of",
+           "`perf-defer status`, `local_clock()` around each walk in the task_work)",
+           "over its unwinds; it counts whatever the walk meets as well, interrupts",
+           "(the sampling's own), page faults and preemption ((d)'s 16 threads on 2",
+           "vCPUs can preempt each other's walks). No arm64 kernel of Debian",
            "defers natively, sid's 7.2 included, so there is no native column.",
            "A TCG arm64 guest runs at another speed than an x86-64 one: compare",
            "the ratios, not the times." + (f" The host's load average: {load[0]} at the start,"
@@ -474,7 +477,9 @@ def uw_section(b, command, load=None):
            "are not: they are the module's own clock of its walks (`walk-ns` of",
            "`perf-defer status`, `local_clock()` around each walk in the task_work)",
            "over the run's unwinds or frames, the walk's cost without the noise of",
-           "elapsed times (emulated time all the same)"
+           "the workload's elapsed time (emulated time all the same, and with what",
+           "the walk meets: interrupts, the sampling's own among them, page faults,",
+           "preemption)"
            + (f" (the host's load average over 1, 5 and 15 minutes, 2 CPUs: {load[0]} at"
               f" the start, {load[1]} at the end; other VMs share them)" if load else "")
            + ". The layout cache's",
