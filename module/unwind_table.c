@@ -170,7 +170,7 @@ static void pd_uw_cache_put(const struct pd_uw_key *key, struct pd_uw_obj *obj)
  * once.
  */
 #define PD_UW_KEPT		(PD_UW_CALLEE_SAVED | BIT(PD_UW_RA))
-#define PD_UW_NKEPT		(IS_ENABLED(CONFIG_ARM64) ? 12 : 7)
+#define PD_UW_NKEPT		HWEIGHT32(PD_UW_KEPT)
 #define PD_UW_ROWS_BITS		6
 #define PD_UW_ROWS_WAYS		4
 
@@ -180,7 +180,7 @@ struct pd_uw_rcached {
 	u32		order;		/* the methods asked, in order */
 	u8		method;		/* the one that gave the row */
 	u8		cfa_how, cfa_reg;
-	u8		rule[PD_UW_NKEPT];	/* how | reg << 3, by kept register */
+	u8		rule[PD_UW_NKEPT];	/* pd_uw_rule_pack(), by kept register */
 	s32		cfa_off;
 	s32		off[PD_UW_NKEPT];
 };
@@ -195,33 +195,34 @@ static struct pd_uw_rcached *pd_uw_rows_set(u64 obj, unsigned long pc)
 static bool pd_uw_rows_get(u64 obj, unsigned long pc, u32 order, struct pd_uw_row *row,
 			   unsigned int *method)
 {
-	struct pd_uw_rcached *set = pd_uw_rows_set(obj, pc), *c = NULL;
+	struct pd_uw_rcached *set = pd_uw_rows_set(obj, pc), c;
+	bool hit = false;
 	unsigned int i, k;
 
 	spin_lock(&pd_uw_cache_lock);
 	for (i = 0; i < PD_UW_ROWS_WAYS; i++) {
 		if (set[i].obj == obj && set[i].pc == pc && set[i].order == order) {
-			c = &set[i];
+			set[i].used = ++pd_uw_cache_clock;
+			c = set[i];
+			hit = true;
 			break;
 		}
 	}
-	if (c) {
-		c->used = ++pd_uw_cache_clock;
-		*row = (struct pd_uw_row){ .cfa_how = c->cfa_how, .cfa_reg = c->cfa_reg,
-					   .cfa_off = c->cfa_off };
-		for (i = 0, k = 0; i < PD_UW_NREGS; i++) {
-			if (!(PD_UW_KEPT & BIT(i))) {
-				row->reg[i].how = PD_UW_SAME;
-				continue;
-			}
-			row->reg[i].how = c->rule[k] & 7;
-			row->reg[i].reg = c->rule[k] >> 3;
-			row->reg[i].off = c->off[k++];
-		}
-		*method = c->method;
-	}
 	spin_unlock(&pd_uw_cache_lock);
-	return c;
+	if (!hit)
+		return false;
+	*row = (struct pd_uw_row){ .cfa_how = c.cfa_how, .cfa_reg = c.cfa_reg,
+				   .cfa_off = c.cfa_off };
+	for (i = 0, k = 0; i < PD_UW_NREGS; i++) {
+		if (!(PD_UW_KEPT & BIT(i))) {
+			row->reg[i].how = PD_UW_SAME;
+			continue;
+		}
+		pd_uw_rule_unpack(&row->reg[i], c.rule[k], c.off[k]);
+		k++;
+	}
+	*method = c.method;
+	return true;
 }
 
 /* Keeps @row, unless an offset it holds does not fit the compact form. */
@@ -234,13 +235,13 @@ static void pd_uw_rows_put(u64 obj, unsigned long pc, u32 order, unsigned int me
 				   .cfa_off = row->cfa_off };
 	unsigned int i, k;
 
-	BUILD_BUG_ON(hweight32(PD_UW_KEPT) != PD_UW_NKEPT || PD_UW_NREGS > 32);
+	BUILD_BUG_ON(PD_UW_NREGS > 32);
 	if (c.cfa_off != row->cfa_off)
 		return;
 	for (i = 0, k = 0; i < PD_UW_NREGS; i++) {
 		if (!(PD_UW_KEPT & BIT(i)))
 			continue;
-		c.rule[k] = row->reg[i].how | row->reg[i].reg << 3;
+		c.rule[k] = pd_uw_rule_pack(&row->reg[i]);
 		c.off[k] = row->reg[i].off;
 		if (c.off[k++] != row->reg[i].off)
 			return;

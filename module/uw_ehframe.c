@@ -133,7 +133,7 @@ struct uw_cie {
 struct uw_state {
 	s32	off[PD_UW_NREGS];
 	s32	cfa_off;
-	u8	rule[PD_UW_NREGS];	/* how | reg << 3 */
+	u8	rule[PD_UW_NREGS];	/* pd_uw_rule_pack() */
 	u8	cfa_how, cfa_reg;
 };
 
@@ -477,7 +477,7 @@ static void uw_save(struct uw_state *s, const struct pd_uw_row *row)
 
 	for (i = 0; i < PD_UW_NREGS; i++) {
 		s->off[i] = row->reg[i].off;
-		s->rule[i] = row->reg[i].how | row->reg[i].reg << 3;
+		s->rule[i] = pd_uw_rule_pack(&row->reg[i]);
 	}
 	s->cfa_off = row->cfa_off;
 	s->cfa_how = row->cfa_how;
@@ -486,9 +486,7 @@ static void uw_save(struct uw_state *s, const struct pd_uw_row *row)
 
 static void uw_load_reg(struct pd_uw_row *row, const struct uw_state *s, unsigned int i)
 {
-	row->reg[i].how = s->rule[i] & 7;
-	row->reg[i].reg = s->rule[i] >> 3;
-	row->reg[i].off = s->off[i];
+	pd_uw_rule_unpack(&row->reg[i], s->rule[i], s->off[i]);
 }
 
 static void uw_load(struct pd_uw_row *row, const struct uw_state *s)

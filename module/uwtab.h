@@ -80,6 +80,23 @@ struct pd_uw_rule {
 	s64	off;		/* PD_UW_AT_CFA, PD_UW_IS_CFA */
 };
 
+/*
+ * A rule in the compact form of rows kept a while (uw_ehframe.c's
+ * remembered states, the walk's row cache): its how and its register in
+ * one byte, its offset in an s32, which a caller has made sure it fits.
+ */
+static inline u8 pd_uw_rule_pack(const struct pd_uw_rule *r)
+{
+	return r->how | r->reg << 3;
+}
+
+static inline void pd_uw_rule_unpack(struct pd_uw_rule *r, u8 packed, s32 off)
+{
+	r->how = packed & 7;
+	r->reg = packed >> 3;
+	r->off = off;
+}
+
 /* How the CFA is found */
 enum pd_uw_cfa {
 	PD_UW_CFA_REG,		/* register .cfa_reg + .cfa_off */

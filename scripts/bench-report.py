@@ -438,6 +438,13 @@ def uw_cost(b, wl, cfg, field, rate, base, per):
     return summary(b.per_rep(UW_SERIES, wl, cfg, rate, fn))
 
 
+def hit_rate(hits, misses):
+    """A cache's hits over all its lookups, as a cell"""
+    if not hits + misses:
+        return "–"
+    return f"{100 * hits / (hits + misses):.2f}% ({hits}/{hits + misses})"
+
+
 def uw_sum(b, wl, cfg, rate, field):
     return b.total(UW_SERIES, wl, cfg, rate, field)
 
@@ -578,10 +585,7 @@ def uw_section(b, command, load=None):
                     fmt(b.per_sample(UW_SERIES, wl, cfg, rate, "unw"), 3),
                     fmt(b.per_sample(UW_SERIES, wl, cfg, rate, "bytes"), 0),
                     f"{mb / fp_b:.3f}×" if mb and fp_b else "–",
-                    "–" if not hits + objs else
-                    f"{100 * hits / (hits + objs):.2f}% ({hits}/{hits + objs})",
-                    "–" if not rows + rowhits else
-                    f"{100 * rowhits / (rows + rowhits):.2f}% ({rowhits}/{rows + rowhits})",
+                    hit_rate(hits, objs), hit_rate(rowhits, rows),
                     f"{stopped}/{unw or 0}",
                     str(uw_sum(b, wl, cfg, rate, "lrec") or 0)]) + " |")
         out.append("")
