@@ -60,13 +60,17 @@ enum pd_state {
 	PD_DONE,
 };
 
+/* The CPUs a request's samples ran on that it keeps; past that, all. */
+#define PD_SAMPLE_CPUS	4
+
 struct pd_request {
 	int			state;
+	unsigned int		ncpus;		/* > PD_SAMPLE_CPUS: too many */
 	struct task_struct	*task;		/* owner; compared, never used */
 	u64			start_time;	/* owner's: its task_struct may be reused */
 	u64			cookie;
 	u64			exec_id;	/* owner's self_exec_id at the request */
-	u64			last_sample;	/* local_clock() of the newest */
+	int			cpu[PD_SAMPLE_CPUS];	/* its samples' */
 	struct callback_head	work;
 	struct pd_attach	*att[PD_MAX_SESSIONS];	/* one per session */
 	u64			stream_id[PD_MAX_SESSIONS];	/* its sampler's id */
@@ -194,18 +198,48 @@ static void pd_request_release(struct pd_request *r, int state)
 	smp_store_release(&r->state, state);
 }
 
-/* Keep the newest sample time; a nested NMI may race us. */
-static void pd_note_sample(struct pd_request *r)
+/*
+ * Keep the CPU this sample runs on.  perf stamped the sample just before,
+ * on this CPU's clock, and the record must not be older even if the unwind
+ * runs on a CPU whose clock lags: each CPU's clock only moves forward, so
+ * the record reads the clocks of its samples' CPUs (pd_request_newest()).
+ * Cheaper here than a clock read.  Only current's samples, on current's
+ * CPU, write a request of current: one nested in another writes the same
+ * CPU at the same place.
+ */
+static void pd_note_cpu(struct pd_request *r)
 {
-	u64 now = local_clock(), old = READ_ONCE(r->last_sample);
+	unsigned int i, n = READ_ONCE(r->ncpus);
+	int cpu = smp_processor_id();
 
-	while (old < now) {
-		u64 prev = cmpxchg64(&r->last_sample, old, now);
+	for (i = 0; i < min_t(unsigned int, n, PD_SAMPLE_CPUS); i++)
+		if (READ_ONCE(r->cpu[i]) == cpu)
+			return;
+	if (n < PD_SAMPLE_CPUS)
+		WRITE_ONCE(r->cpu[n], cpu);
+	if (n <= PD_SAMPLE_CPUS)
+		WRITE_ONCE(r->ncpus, n + 1);
+}
 
-		if (prev == old)
-			break;
-		old = prev;
+/*
+ * A local_clock() time later than each of @r's samples, read once the
+ * request takes no more: the newest of its CPUs' clocks (every online
+ * CPU's when it had more than it keeps), each read now.
+ */
+static u64 pd_request_newest(const struct pd_request *r)
+{
+	unsigned int i, n = READ_ONCE(r->ncpus);
+	u64 t = local_clock();
+	int cpu;
+
+	if (n > PD_SAMPLE_CPUS) {
+		for_each_online_cpu(cpu)
+			t = max(t, cpu_clock(cpu));
+	} else {
+		for (i = 0; i < n; i++)
+			t = max(t, cpu_clock(READ_ONCE(r->cpu[i])));
 	}
+	return t + 1;
 }
 
 /*
@@ -245,7 +279,7 @@ u64 pd_request(struct pd_attach *att, bool from_user, u64 stream_id)
 		WRITE_ONCE(r->start_time, current->start_time);
 		r->cookie = pd_new_cookie();
 		r->exec_id = current->self_exec_id;
-		WRITE_ONCE(r->last_sample, 0);
+		WRITE_ONCE(r->ncpus, 0);
 		init_task_work(&r->work, pd_task_work);
 		pd_t_add(PD_T_CLAIM, t);
 		t = pd_t_now();
@@ -284,12 +318,8 @@ u64 pd_request(struct pd_attach *att, bool from_user, u64 stream_id)
 	}
 	pd_t_add(PD_T_SESSION, t);
 
-	/*
-	 * perf stamped this sample just before: the record must not be
-	 * older, even if the unwind runs on a CPU whose clock lags.
-	 */
 	t = pd_t_now();
-	pd_note_sample(r);
+	pd_note_cpu(r);
 	pd_t_add(PD_T_STAMP, t);
 
 	pd_count(requests);
@@ -453,6 +483,7 @@ static void pd_task_work(struct callback_head *cb)
 	struct pd_walks walks = { .def = READ_ONCE(pd_user_unwind) };
 	bool dumped = false, walked;
 	struct pd_walk *w;
+	u64 newest;
 	bool gone;
 
 	/*
@@ -492,6 +523,7 @@ static void pd_task_work(struct callback_head *cb)
 
 	if (gone && (all.depth || all.dump))
 		pd_count(exit_pending);
+	newest = pd_request_newest(r);
 	for (i = 0; i < PD_MAX_SESSIONS; i++) {
 		if (!att[i])
 			continue;
@@ -499,11 +531,11 @@ static void pd_task_work(struct callback_head *cb)
 		    pd_walk_find(&walks, pd_att_order(&walks, att[i]));
 		if (att[i]->dump_stack && dumped)
 			pd_ring_emit_dump(att[i], r->cookie, dump,
-					  READ_ONCE(r->last_sample) + 1, r->stream_id[i]);
+					  newest, r->stream_id[i]);
 		else if (w && w->ips)
 			pd_ring_emit(att[i], r->cookie, w->ips,
 				     min_t(unsigned int, w->nr, att[i]->max_stack),
-				     READ_ONCE(r->last_sample) + 1, r->stream_id[i]);
+				     newest, r->stream_id[i]);
 		else if (!gone)
 			pd_count(drops);	/* no memory */
 		pd_attach_put(att[i]);

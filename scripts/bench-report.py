@@ -628,7 +628,7 @@ HOOK_PARTS = [("callchain", "`perf_callchain()`'s handler: the event looked up, 
               ("queue", "a new entry: `task_work_add()`", 2),
               ("publish", "a new entry: module reference, pending count, publication", 2),
               ("session", "the session's attach taken (its first sample in the entry)", 2),
-              ("stamp", "the newest sample time kept (`local_clock()`)", 2),
+              ("stamp", "the sample's CPU kept (the record's time reads its clock)", 2),
               ("nothing", "nothing: what timing one part costs", 0)]
 
 
