@@ -177,7 +177,7 @@ enum pd_tpart {
 	PD_T_QUEUE,		/* task_work_add() */
 	PD_T_PUBLISH,		/* module reference, pending count, publication */
 	PD_T_SESSION,		/* the session's attach taken */
-	PD_T_STAMP,		/* the sample's time kept */
+	PD_T_STAMP,		/* the sample's CPU kept, for the record's time */
 	PD_T_NOTHING,		/* nothing: what timing itself costs */
 	PD_T_NR
 };
