@@ -318,6 +318,20 @@ struct pd_uw_reader {
 	size_t	budget;
 };
 
+/*
+ * One word of the task's memory, as pd_uw_read() reads it: counted
+ * against the budget, by get_user().  Inline for the walk's steps, which
+ * read a saved register or two per frame.
+ */
+static __always_inline int pd_uw_read_word(struct pd_uw_reader *rd, unsigned long *val,
+					   unsigned long addr)
+{
+	if (rd->budget < sizeof(*val))
+		return -E2BIG;
+	rd->budget -= sizeof(*val);
+	return get_user(*val, (const unsigned long __user *)addr) ? -EFAULT : 0;
+}
+
 /* attach.c */
 extern struct mutex pd_lock;
 int pd_attach_init(void);

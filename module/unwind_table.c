@@ -63,6 +63,10 @@
 				 BIT(PD_UW_R13) | BIT(PD_UW_R14) | BIT(PD_UW_R15))
 #endif
 
+/* The span from the lowest callee-saved register to the highest */
+#define PD_UW_CS_LO		__builtin_ctz(PD_UW_CALLEE_SAVED)
+#define PD_UW_CS_HI		(31 - __builtin_clz(PD_UW_CALLEE_SAVED))
+
 /* The tables of the object around one executable mapping. */
 struct pd_uw_obj {
 	unsigned long	start, end;		/* the mapping; 0, 0: none */
@@ -470,7 +474,7 @@ static __always_inline bool pd_uw_apply(struct pd_uw_reader *rd, const struct pd
 	case PD_UW_UNDEF:
 		return true;
 	case PD_UW_AT_CFA:
-		if (pd_uw_read(rd, &val, cfa + rule->off, sizeof(val)))
+		if (pd_uw_read_word(rd, &val, cfa + rule->off))
 			return false;
 		pd_uw_set(next, reg, val);
 		return true;
@@ -494,7 +498,31 @@ struct pd_uw_memo {
 	unsigned long		pc;	/* 0: none */
 	unsigned int		method;
 	struct pd_uw_row	row;
+	/*
+	 * The row's callee-saved registers, sorted once per lookup rather
+	 * than once per step: the ones it leaves as they are (most, as a
+	 * mask), and the few it saves (by number).
+	 */
+	u32			same;
+	unsigned int		nsaved;
+	u8			saved[HWEIGHT32(PD_UW_CALLEE_SAVED)];
 };
+
+static void pd_uw_memo_sort(struct pd_uw_memo *memo)
+{
+	unsigned int reg;
+
+	memo->same = 0;
+	memo->nsaved = 0;
+	for (reg = PD_UW_CS_LO; reg <= PD_UW_CS_HI; reg++) {
+		if (!(PD_UW_CALLEE_SAVED & BIT(reg)))
+			continue;
+		if (memo->row.reg[reg].how == PD_UW_SAME)
+			memo->same |= BIT(reg);
+		else
+			memo->saved[memo->nsaved++] = reg;
+	}
+}
 
 /*
  * One step: from the frame in @cur to its caller's, into @next.  0, or an
@@ -507,7 +535,7 @@ static int pd_uw_step(struct pd_uw_reader *rd, struct pd_uw_obj *obj, unsigned i
 	unsigned long ip = cur->ip, pc = first ? ip : ip - 1, cfa, sp = cur->r[PD_UW_SP];
 	const struct pd_uw_row *rowp = &memo->row;
 	const struct pd_uw_rule *ra;
-	unsigned int reg;
+	unsigned int reg, i;
 	int ret;
 
 	if (first || pc != memo->pc) {
@@ -523,6 +551,7 @@ static int pd_uw_step(struct pd_uw_reader *rd, struct pd_uw_obj *obj, unsigned i
 		ret = pd_uw_row_for(rd, obj, order, pc, first, &memo->row, &memo->method);
 		if (ret)
 			return ret;
+		pd_uw_memo_sort(memo);
 		if (!first)
 			memo->pc = pc;
 	}
@@ -552,11 +581,18 @@ static int pd_uw_step(struct pd_uw_reader *rd, struct pd_uw_obj *obj, unsigned i
 		return -EINVAL;
 	/* the caller's IP; the RA column is no register of the caller's */
 	next->ip = pd_strip_pac(next->r[PD_UW_RA]);
-	next->valid &= ~BIT(PD_UW_RA);
-	/* from the lowest callee-saved register to the highest, a constant */
-	for (reg = __builtin_ctz(PD_UW_CALLEE_SAVED); reg < PD_UW_NGPRS; reg++) {
-		if (!(PD_UW_CALLEE_SAVED & BIT(reg)))
-			continue;
+	/*
+	 * The callee-saved registers the row leaves alone keep their values
+	 * and their validity (the RA column is none of them).  The values are
+	 * copied as one span, the registers between them too, which is
+	 * cheaper than asking which: a value counts only with its valid bit.
+	 * Then the ones the row saved.
+	 */
+	next->valid = cur->valid & memo->same;
+	memcpy(&next->r[PD_UW_CS_LO], &cur->r[PD_UW_CS_LO],
+	       (PD_UW_CS_HI + 1 - PD_UW_CS_LO) * sizeof(cur->r[0]));
+	for (i = 0; i < memo->nsaved; i++) {
+		reg = memo->saved[i];
 		if (!pd_uw_apply(rd, cur, &rowp->reg[reg], reg, cfa, next))
 			return -EFAULT;
 	}

@@ -19,18 +19,20 @@
 
 int pd_uw_read(struct pd_uw_reader *rd, void *dst, unsigned long addr, size_t len)
 {
-	u64 v64;
+	unsigned long word;
 	u32 v32;
+	int ret;
 
+	if (len == sizeof(word)) {
+		ret = pd_uw_read_word(rd, &word, addr);
+		if (!ret)
+			memcpy(dst, &word, sizeof(word));
+		return ret;
+	}
 	if (len > rd->budget)
 		return -E2BIG;
 	rd->budget -= len;
 	switch (len) {
-	case sizeof(v64):
-		if (get_user(v64, (const u64 __user *)addr))
-			return -EFAULT;
-		memcpy(dst, &v64, sizeof(v64));
-		return 0;
 	case sizeof(v32):
 		if (get_user(v32, (const u32 __user *)addr))
 			return -EFAULT;
