@@ -332,10 +332,16 @@ def goals(b):
         m = med(b.per_sample("6.12", "syscall", "module-keep", rate, "bytes"))
         fp = med(b.per_sample("6.12", "syscall", "fp", rate, "bytes"))
         dw = med(b.per_sample("6.12", "syscall", "dwarf", rate, "bytes"))
+        # native's bytes against perf's fp on its own kernel: the same
+        # ratio where the kernel-side chains are 7.2's
+        n = med(b.per_sample("7.2", "syscall", "native", rate, "bytes"))
+        nfp = med(b.per_sample("7.2", "syscall", "fp", rate, "bytes"))
         if m and fp and dw:
             add(f"(b) at {rate} Hz: deferred-form bytes/sample ≤ 0.5 × fp and ≤ 0.05 × dwarf",
                 m <= 0.5 * fp and m <= 0.05 * dw,
-                f"{m:.0f} B vs fp {fp:.0f} B ({m / fp:.2f}×), dwarf {dw:.0f} B ({m / dw:.3f}×)")
+                f"{m:.0f} B vs fp {fp:.0f} B ({m / fp:.2f}×), dwarf {dw:.0f} B ({m / dw:.3f}×)"
+                + (f"; native 7.2: {n:.0f} B vs its fp {nfp:.0f} B ({n / nfp:.2f}×)"
+                   if n and nfp else ""))
     for rate in b.rates:
         k = med(b.per_sample("6.12", "syscall", "module-dwarf-keep", rate, "bytes"))
         st = med(b.per_sample("6.12", "syscall", "module-dwarf", rate, "bytes"))
@@ -363,7 +369,12 @@ def goals(b):
     for rate in b.rates:
         r = med(b.ratio("6.12", "recurse", "module", rate, "fp"))
         if r:
-            add(f"(a) at {rate} Hz: slowdown within 1.1× of fp", r <= 1.1, f"{r:.3f}× fp")
+            share, fp_share = walk_share(b, "recurse", "module", rate), \
+                walk_share(b, "recurse", "module-fp", rate)
+            add(f"(a) at {rate} Hz: slowdown within 1.1× of fp", r <= 1.1, f"{r:.3f}× fp"
+                + (f"; the module's walks took {100 * share:.0f}% of the workload's time"
+                   f" (its own clock), {100 * fp_share:.0f}% with `--user-unwind fp`"
+                   if share is not None and fp_share is not None else ""))
     if 10000 in b.rates:
         lost = sum(b.total("6.12", wl, cfg, 10000, "lrec") or 0
                    for wl in WLS for cfg in MODULE_CFGS)
@@ -399,9 +410,25 @@ def goals(b):
                     w = (m / n, wl, rate, m, n)
         return w
 
-    def said(w, cfg=None):
+    def said(w, cfg=None, field=None):
         q, wl, rate, m, n = w
         text = f"{wl} at {rate} Hz, {m:.4g} vs {n:.4g} ({q:.3f}×)"
+        if field is None and cfg:
+            # the control: perf's own fp on the two guests, and the spreads
+            mc, nc = b.ratio("6.12", wl, cfg, rate, "none"), b.ratio("7.2", wl, "native", rate, "none")
+            f1, f2 = med(b.ratio("6.12", wl, "fp", rate, "none")), med(b.ratio("7.2", wl, "fp", rate, "none"))
+            if f1 and f2:
+                text += f"; perf's own fp on the two guests there: {f1:.3f} vs {f2:.3f} ({f1 / f2:.3f}×)"
+            if mc and nc:
+                text += (f"; the module's runs spread {mc[1]:.2f}–{mc[2]:.2f},"
+                         f" native's {nc[1]:.2f}–{nc[2]:.2f}")
+            return text
+        if field in ("data", "bytes") and cfg:
+            u, un = med(b.per_sample("6.12", wl, cfg, rate, "unw")), \
+                med(b.per_sample("7.2", wl, "native", rate, "unw"))
+            if u and un:
+                text += f": unwinds per sample there {u:.4g} vs {un:.4g} ({u / un:.3f}×)"
+            return text
         if cfg:
             u, sm, fp = unwind_split(b, wl, rate, cfg)
             if u and sm:
@@ -418,12 +445,20 @@ def goals(b):
         if fp:
             add(f"{what}: module, walking frame pointers alone as native does,"
                 f" ≤ native 7.2 × {NATIVE_GOAL}, every workload and rate", fp[0] <= NATIVE_GOAL,
-                f"worst: {said(fp, 'module-fp' if field == 'unw' else None)}"
+                f"worst: {said(fp, 'module-fp', field)}"
                 + (f"; the default methods: {said(dflt)}" if dflt else ""))
         elif dflt:
             add(f"{what}: module ≤ native 7.2 × {NATIVE_GOAL}, every workload and rate",
                 dflt[0] <= NATIVE_GOAL, f"worst: {said(dflt, 'module-keep' if field == 'unw' else None)}")
     return res
+
+
+def walk_share(b, wl, cfg, rate):
+    """The median share of a workload's elapsed time that the module's
+    walks took (walk_ns, its own clock, over the run's elapsed time)"""
+    def fn(r, rep):
+        return r["walkns"] / r["el"] if r.get("walkns") is not None and r["el"] else None
+    return med(summary(b.per_rep("6.12", wl, cfg, rate, fn)))
 
 
 def uw_cost(b, wl, cfg, field, rate, base, per):
