@@ -17,7 +17,12 @@
  *		the program's own unwind tables (from .eh_frame_hdr to the end
  *		of its segment: .eh_frame, .sframe) and now and then puts them
  *		back, then does what leaf_user and leaf_kernel do: a table
- *		walk of this task meets tables broken in every way.
+ *		walk of this task meets tables broken in every way.  Not in
+ *		the first SCRIBBLE_AFTER_MS: a row cache keeps each row as it
+ *		was at its first read, and the callers' rows, read by the
+ *		first samples, are then whole, so that some chains reach main
+ *		(walk_test tables_scribbled_while_sampled); a first read
+ *		after the scribbling began could keep a broken one for all.
  *
  * Built 64-bit (wl_calls) and 32-bit (wl_calls32), and 64-bit without
  * frame pointers but with unwind tables (wl_nofp): there a frame-pointer
@@ -70,6 +75,9 @@ NOINLINE void leaf_vdso(void)
 static unsigned char *tab, *tab_copy;
 static size_t tab_len;
 static unsigned long long rnd = 88172645463325252ull;
+/* set by main() once SCRIBBLE_AFTER_MS have passed */
+#define SCRIBBLE_AFTER_MS	200
+static int scribbling;
 
 static unsigned long long xorshift(void)
 {
@@ -84,9 +92,9 @@ NOINLINE void leaf_scribble(void)
 	unsigned long long i, r = xorshift();
 
 	WL_LEAF_FRAME();
-	if (r % 8 == 0)
+	if (scribbling && r % 8 == 0)
 		memcpy(tab, tab_copy, tab_len);
-	for (i = 0; i < 1 + r % 64; i++)
+	for (i = 0; scribbling && i < 1 + r % 64; i++)
 		tab[xorshift() % tab_len] = xorshift();
 	for (i = 0; i < 20000; i++)
 		sink += i;
@@ -162,7 +170,7 @@ NOINLINE void delta(void)
 
 int main(int argc, char **argv)
 {
-	unsigned long long end;
+	unsigned long long start, now, end;
 
 	if (argc < 2 || (strcmp(argv[1], "user") && strcmp(argv[1], "kernel") &&
 			 strcmp(argv[1], "vdso") && strcmp(argv[1], "scribble"))) {
@@ -183,8 +191,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	memset(kbuf, 1, KBUF);
-	end = wl_now_ms() + wl_arg(argc, argv, 2, 1500);
-	while (wl_now_ms() < end) {
+	start = wl_now_ms();
+	end = start + wl_arg(argc, argv, 2, 1500);
+	while ((now = wl_now_ms()) < end) {
+		scribbling = now >= start + SCRIBBLE_AFTER_MS;
 		alpha();
 		delta();
 	}
