@@ -92,10 +92,12 @@ NOINLINE void leaf_scribble(void)
 	unsigned long long i, r = xorshift();
 
 	WL_LEAF_FRAME();
-	if (scribbling && r % 8 == 0)
-		memcpy(tab, tab_copy, tab_len);
-	for (i = 0; scribbling && i < 1 + r % 64; i++)
-		tab[xorshift() % tab_len] = xorshift();
+	if (scribbling) {
+		if (r % 8 == 0)
+			memcpy(tab, tab_copy, tab_len);
+		for (i = 0; i < 1 + r % 64; i++)
+			tab[xorshift() % tab_len] = xorshift();
+	}
 	for (i = 0; i < 20000; i++)
 		sink += i;
 	sink += wl_sys3(SYS_read, zero_fd, (long)kbuf, 4096);
