@@ -77,15 +77,20 @@ perf report --header-only -i pd.user 2>/dev/null | grep -qx "# perf version : $v
 	perf report --header-only -i pd.user 2>/dev/null | grep -q '^# cmdline : .*/perf '
 ok $? "the header is perf's own: perf $version's, with its command line"
 
-# two events, one with a modifier, both attached
+# two events, one with a modifier, both attached.  Their timers expire
+# apart: task-clock's can fire in the kernel after the entry's unwind that
+# the other's sample asked for, which a loaded host makes likely (up to a
+# sixth of the samples in one CI run); deferred_share leaves those out.
+a0=$(counter after-unwind)
 perf-defer perf --stats record -q -e cpu-clock:u -e task-clock -c 1000000 -g -o ev.data \
 	-- /tests/wl_calls user 1000 >stats.ev 2>rec.err
 ok $? "perf-defer perf record -e cpu-clock:u -e task-clock -g"
-d=$(stat stats.ev deferred) s=$(stat stats.ev samples)
+a=$(($(counter after-unwind) - a0))
+d=$(stat stats.ev deferred) s=$(stat stats.ev samples) e=$(in_exec ev.data $NI)
 ev=$(perf script -i ev.data -F event 2>/dev/null | sort | uniq -c | sed 's/^ */#   /')
 echo "$ev"
-[ "$(echo "$ev" | grep -c clock)" = 2 ] && [ $((d * 100)) -ge $((s * 90)) ]
-ok $? "both events sampled, $d of $s samples deferred"
+[ "$(echo "$ev" | grep -c clock)" = 2 ] && deferred_share "$d" "$s" "$a" "$e"
+ok $? "both events sampled, $d of $s samples deferred ($a after their entry's unwind, $e in its execve)"
 
 # system-wide (-a: an event per CPU) while a command runs, and a
 # tracepoint: each sample of the workload deferred and stitched
