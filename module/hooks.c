@@ -3,8 +3,8 @@
  * Hooks into perf's sampling path, with (ftrace-based) kprobes:
  *
  *  - perf_callchain(event, regs) notes, per CPU and context level, which
- *    attached event is taking this sample;
- *  - perf_callchain_user(ctx, regs) then, for such an event, turns the
+ *    event is taking this sample, if perf is to walk its user stack;
+ *  - perf_callchain_user(ctx, regs) then, for an attached event, turns the
  *    PERF_CONTEXT_USER mark get_perf_callchain() just stored into
  *    PERF_CONTEXT_USER_DEFERRED, appends the request's cookie and skips
  *    the in-NMI user walk by returning to its caller at once, as the
@@ -59,9 +59,10 @@ static __always_inline void pd_skip_function(struct pt_regs *regs)
 
 /* What perf_callchain() told us, per context level (task/softirq/irq/NMI). */
 struct pd_slot {
-	struct perf_event	*event;	/* attached (parent) event, key only */
+	struct perf_event	*event;	/* the (parent) event: a key only */
 	u64			id;	/* of the sampling (maybe inherited) event */
-	struct pt_regs		*regs;	/* the sample's regs */
+	struct pt_regs		*regs;	/* the sample's regs: compared, never read */
+	bool			user;	/* they were user mode's */
 };
 
 static DEFINE_PER_CPU(struct pd_slot, pd_slots[4]);
@@ -187,11 +188,11 @@ static int pd_pre_perf_callchain(struct kprobe *p, struct pt_regs *regs)
 	if (event->attr.exclude_callchain_user || !current->mm ||
 	    (event->ctx->task && event->ctx->task != current))
 		return 0;
-	if (!pd_attach_find(key))
-		return 0;
+	/* attached or not: perf_callchain_user()'s handler looks it up */
 	slot->event = key;
 	slot->id = event->id;
 	slot->regs = (struct pt_regs *)regs_get_kernel_argument(regs, 1);
+	slot->user = user_mode(slot->regs);
 	pd_t_add(PD_T_CALLCHAIN, t0);
 	return 0;
 }
@@ -237,11 +238,28 @@ static int pd_pre_perf_callchain_user(struct kprobe *p, struct pt_regs *regs)
 	slot->event = NULL;
 	if (!key)
 		return 0;
-	/* Only the walk that follows our perf_callchain() on this level. */
-	from_user = user_mode(slot->regs);
+	/*
+	 * Only the walk that follows our perf_callchain() on this level.  A
+	 * slot that one left behind holds regs that may be gone: compare
+	 * them, and take their mode from the slot.
+	 */
+	from_user = slot->user;
 	if (uregs != (from_user ? slot->regs : task_pt_regs(current)))
 		return 0;
 	if (current->flags & PD_NEVER_DEFER)
+		return 0;
+	/*
+	 * The one lookup of the sample's event: perf_callchain()'s handler
+	 * noted it unlooked.  The slot keeps the event, never the attach: a
+	 * slot that a perf_callchain() without walk left behind (BPF's stack
+	 * helpers call the walk without perf_callchain()) must never hand out
+	 * an attach freed since.  An RCU state cookie kept with the pointer
+	 * would not do: a grace period already running when the cookie is
+	 * taken can end, and the attach be freed, while polling the cookie
+	 * still says none has.  A hash hit on an attached event.
+	 */
+	att = pd_attach_find(key);
+	if (!att)
 		return 0;
 	/*
 	 * Inside execve(): the task_work runs after the exec, whose stack is
@@ -265,17 +283,7 @@ static int pd_pre_perf_callchain_user(struct kprobe *p, struct pt_regs *regs)
 	 */
 	if (!from_user && entry->nr >= 2 && entry->ip[entry->nr - 2] == PERF_CONTEXT_KERNEL)
 		return 0;
-	/*
-	 * Look the event up again rather than keep a pointer in the slot:
-	 * a slot that a perf_callchain() without walk left behind (BPF's
-	 * stack helpers call the walk without perf_callchain()) must never
-	 * hand out an attach freed since.  An RCU state cookie kept with the
-	 * pointer would not do: a grace period already running when the
-	 * cookie is taken can end, and the attach be freed, while polling
-	 * the cookie still says none has.  A hash hit on an attached event.
-	 */
-	att = pd_attach_find(key);
-	if (!att || !pd_cookie_fits(ctx, att))
+	if (!pd_cookie_fits(ctx, att))
 		return 0;
 	pd_t_add(PD_T_CHECKS, t0);
 	cookie = pd_request(att, from_user, slot->id);

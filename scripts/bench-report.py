@@ -654,9 +654,9 @@ def load_hook(path):
 
 # The parts of module/perf_defer.h's enum pd_tpart, as tests/vm/hookcost.sh
 # prints them: (name, what, how deep it sits in the parts above it)
-HOOK_PARTS = [("callchain", "`perf_callchain()`'s handler: the event looked up, the sample's slot", 0),
+HOOK_PARTS = [("callchain", "`perf_callchain()`'s handler: the sample's event noted in its slot", 0),
               ("user", "`perf_callchain_user()`'s handler, a sample deferred: whole", 0),
-              ("checks", "its checks and the event looked up again", 1),
+              ("checks", "its checks and the event looked up", 1),
               ("request", "`pd_request()`, whole", 1),
               ("find", "the entry's request looked for", 2),
               ("claim", "a new entry: a slot claimed, the cookie", 2),
