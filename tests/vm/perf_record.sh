@@ -47,16 +47,22 @@ deferred_share() {
 	[ "${2:-0}" -gt 100 ] && [ $((${1:-0} * 100)) -ge $((_rest * 95)) ]
 }
 
+# excused A0 FILE: sets a, the samples after their entry's unwind since
+# the after-unwind counter read A0, and e, those in FILE's execve()
+excused() {
+	a=$(($(counter after-unwind) - $1))
+	e=$(in_exec "$2" $NI)
+}
+
 for mode in kernel user; do
 	a0=$(counter after-unwind)
 	perf-defer perf --stats record -q -g -o pd.$mode -- /tests/wl_calls $mode 1500 \
 		>stats.$mode 2>rec.err
 	rc=$?
-	a=$(($(counter after-unwind) - a0))
+	excused "$a0" pd.$mode
 	sed 's/^/# /' stats.$mode rec.err
 	ok $rc "perf-defer perf record -g -- wl_calls $mode (rc=$rc)"
 	d=$(stat stats.$mode deferred) s=$(stat stats.$mode samples) t=$(stat stats.$mode stitched)
-	e=$(in_exec pd.$mode $NI)
 	deferred_share "$d" "$s" "$a" "$e" && [ $((t * 100)) -ge $((d * 98)) ]
 	ok $? "$d of $s samples deferred ($a after their entry's unwind, $e in its execve), $t of them stitched ($mode)"
 	w=$(warnings pd.$mode $NI)
@@ -85,8 +91,8 @@ a0=$(counter after-unwind)
 perf-defer perf --stats record -q -e cpu-clock:u -e task-clock -c 1000000 -g -o ev.data \
 	-- /tests/wl_calls user 1000 >stats.ev 2>rec.err
 ok $? "perf-defer perf record -e cpu-clock:u -e task-clock -g"
-a=$(($(counter after-unwind) - a0))
-d=$(stat stats.ev deferred) s=$(stat stats.ev samples) e=$(in_exec ev.data $NI)
+excused "$a0" ev.data
+d=$(stat stats.ev deferred) s=$(stat stats.ev samples)
 ev=$(perf script -i ev.data -F event 2>/dev/null | sort | uniq -c | sed 's/^ */#   /')
 echo "$ev"
 [ "$(echo "$ev" | grep -c clock)" = 2 ] && deferred_share "$d" "$s" "$a" "$e"
@@ -149,10 +155,9 @@ if [ "${1:-0}" -gt 6 ] || { [ "${1:-0}" = 6 ] && [ "${2:-0}" -ge 19 ]; }; then
 	perf-defer perf --stats record -q --call-graph fp,defer -o defer.data \
 		-- /tests/wl_calls user 1000 >stats.defer 2>rec.err
 	rc=$?
-	a=$(($(counter after-unwind) - a0))
+	excused "$a0" defer.data
 	sed 's/^/# /' stats.defer rec.err
 	d=$(stat stats.defer deferred) s=$(stat stats.defer samples) t=$(stat stats.defer stitched)
-	e=$(in_exec defer.data $NI)
 	[ $rc = 0 ] && deferred_share "$d" "$s" "$a" "$e" &&
 		[ $((t * 100)) -ge $((d * 98)) ] && [ -z "$(warnings defer.data $NI)" ]
 	ok $? "--call-graph fp,defer on this kernel: $d of $s samples deferred ($a after their entry's unwind, $e in its execve), $t stitched (rc=$rc)"
