@@ -3,7 +3,7 @@
 # TAP helpers for the shell tests, sourced (host and guest):
 #   tap_plan N; ok STATUS DESCRIPTION ...; skip DESCRIPTION REASON;
 #   tap_done; select_named;
-#   tap_insmod KO (guest)
+#   tap_insmod KO [PARAM=VALUE...] (guest)
 tap_n=0
 tap_failed=0
 
@@ -32,9 +32,10 @@ tap_done() {
 	[ "$tap_failed" = 0 ]
 }
 
-# tap_insmod KO: load the module the tests need, or bail out of the plan
+# tap_insmod KO [PARAM=VALUE...]: load the module the tests need, or bail
+# out of the plan
 tap_insmod() {
-	insmod "$1" || { echo "Bail out! cannot load $1"; exit 1; }
+	insmod "$@" || { echo "Bail out! cannot load $*"; exit 1; }
 }
 
 # select_named LIST NAME...: the lines of LIST ("NAME|...") that the NAMEs
