@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Hooks into perf's sampling path, with (ftrace-based) kprobes:
+ * Hooks into perf's sampling path, at the entry of two functions:
  *
  *  - perf_callchain(event, regs) notes, per CPU and context level, which
  *    event is taking this sample, if perf is to walk its user stack;
@@ -11,6 +11,15 @@
  *    kernel's own error injection does: on x86-64 through a 'ret' stub,
  *    on arm64 by setting the PC to the link register, which at the
  *    function's first instruction still holds the return address.
+ *
+ * Two ways in (the hooks parameter).  By default two kprobes, on ftrace
+ * where the function has an ftrace site.  With hooks=ftrace, on x86-64
+ * where both functions have one (5.16), an ftrace_ops of the module's
+ * own with regs, whose callback ftrace's trampoline calls directly: a
+ * kprobe on ftrace costs a sample more (docs/bench.md, the hook's
+ * section).  The kprobes are registered either way, disabled with the
+ * ftrace hooks: they find the sites' addresses, and catch a stray int3
+ * at them (pd_stray_int3()).
  *
  * Events that no session attached are left alone.
  */
@@ -67,22 +76,32 @@ struct pd_slot {
 
 static DEFINE_PER_CPU(struct pd_slot, pd_slots[4]);
 
+/* The context level (task, softirq, hardirq, NMI) of a preempt_count */
+static __always_inline unsigned int pd_level_of(unsigned long pc)
+{
+	if (pc & NMI_MASK)
+		return 3;
+	if (pc & HARDIRQ_MASK)
+		return 2;
+	return pc & SOFTIRQ_OFFSET ? 1 : 0;
+}
+
 /*
  * The context level of the code the probe @p interrupted, the slot both
  * hooks of one sample use.  A probe reached through ftrace, or through an
- * optimised jump, runs in that code's context.  One reached through int3
- * does not: x86 (since 5.9) handles a kernel int3 as an NMI, whose
- * nmi_enter() adds NMI_OFFSET + HARDIRQ_OFFSET, so it reads as level 3.
- * perf_callchain() has an ftrace entry from 5.16 on only (before, its
- * object was built without), and perf_callchain_user() has one: on 5.10
- * the two hooks of a hardirq sample would use slots 3 and 2.  Neither
- * probe is ever optimised (both have a post-handler), so kprobe_ftrace()
- * tells the two ways apart, and an int3 in a real NMI still reads as
- * level 3.  On arm64, whose probes are all BRK instructions, the debug
- * exception that runs them adds nothing to preempt_count's context bits
- * (arm64_enter_el1_dbg() is no nmi_enter()): there the count is the
- * interrupted code's, PMU samples taken in a hard interrupt unless the
- * kernel has pseudo-NMIs.
+ * optimised jump, runs in that code's context, as the ftrace hooks do.
+ * One reached through int3 does not: x86 (since 5.9) handles a kernel
+ * int3 as an NMI, whose nmi_enter() adds NMI_OFFSET + HARDIRQ_OFFSET, so
+ * it reads as level 3.  perf_callchain() has an ftrace entry from 5.16 on
+ * only (before, its object was built without), and perf_callchain_user()
+ * has one: on 5.10 the two hooks of a hardirq sample would use slots 3
+ * and 2.  Neither probe is ever optimised (both have a post-handler), so
+ * kprobe_ftrace() tells the two ways apart, and an int3 in a real NMI
+ * still reads as level 3.  On arm64, whose probes are all BRK
+ * instructions, the debug exception that runs them adds nothing to
+ * preempt_count's context bits (arm64_enter_el1_dbg() is no
+ * nmi_enter()): there the count is the interrupted code's, PMU samples
+ * taken in a hard interrupt unless the kernel has pseudo-NMIs.
  */
 static __always_inline unsigned int pd_probe_level(struct kprobe *p)
 {
@@ -90,11 +109,7 @@ static __always_inline unsigned int pd_probe_level(struct kprobe *p)
 
 	if (IS_ENABLED(CONFIG_X86_64) && !kprobe_ftrace(p) && (pc & NMI_MASK))
 		pc -= NMI_OFFSET + HARDIRQ_OFFSET;
-	if (pc & NMI_MASK)
-		return 3;
-	if (pc & HARDIRQ_MASK)
-		return 2;
-	return pc & SOFTIRQ_OFFSET ? 1 : 0;
+	return pd_level_of(pc);
 }
 
 /*
@@ -106,7 +121,10 @@ static __always_inline unsigned int pd_probe_level(struct kprobe *p)
  * from the probe's copy of the instruction, which a probe on ftrace does
  * not have (NULL).  Step over the 5-byte site instead, as if it were the
  * nop it is when unpatched: the sample keeps perf's own walk.  The int3
- * entry code saves orig_ax as -1, ftrace's trampoline as 0.
+ * entry code saves orig_ax as -1, ftrace's trampoline as 0.  Patching the
+ * sites for the ftrace hooks can leave the same int3: the disabled
+ * kprobes at the sites still catch it (kprobes look a probe up by the
+ * int3's address, armed or not), which is why they stay registered.
  */
 #ifdef CONFIG_X86_64
 #ifndef MCOUNT_INSN_SIZE
@@ -172,31 +190,29 @@ bool pd_is_perf_file(struct file *file)
 	return true;
 }
 
-/* NMI-safe: no locks, no allocation, no sleeping. */
-static int pd_pre_perf_callchain(struct kprobe *p, struct pt_regs *regs)
+/*
+ * perf_callchain(event, regs)'s hook, at context level @level.
+ * NMI-safe: no locks, no allocation, no sleeping.
+ */
+static __always_inline void pd_on_perf_callchain(struct pt_regs *regs, unsigned int level)
 {
 	struct perf_event *event = (struct perf_event *)regs_get_kernel_argument(regs, 0);
 	struct perf_event *key = event->parent ?: event;
-	struct pd_slot *slot;
+	struct pd_slot *slot = this_cpu_ptr(&pd_slots[level]);
 	u64 t0 = pd_t_now();
 
-	if (pd_stray_int3(p, regs))
-		return 1;
-	slot = this_cpu_ptr(&pd_slots[pd_probe_level(p)]);
 	slot->event = NULL;
 	/* get_perf_callchain() walks the user stack only under these */
 	if (event->attr.exclude_callchain_user || !current->mm ||
 	    (event->ctx->task && event->ctx->task != current))
-		return 0;
-	/* attached or not: perf_callchain_user()'s handler looks it up */
+		return;
+	/* attached or not: perf_callchain_user()'s hook looks it up */
 	slot->event = key;
 	slot->id = event->id;
 	slot->regs = (struct pt_regs *)regs_get_kernel_argument(regs, 1);
 	slot->user = user_mode(slot->regs);
 	pd_t_add(PD_T_CALLCHAIN, t0);
-	return 0;
 }
-NOKPROBE_SYMBOL(pd_pre_perf_callchain);
 
 /*
  * Is there room for the cookie?  Upstream stores it as a context entry: it
@@ -218,26 +234,27 @@ static bool pd_cookie_fits(const struct perf_callchain_entry_ctx *ctx,
 	return ctx->nr < ctx->max_stack;
 }
 
-/* NMI-safe: no locks, no allocation, no sleeping. */
-static int pd_pre_perf_callchain_user(struct kprobe *p, struct pt_regs *regs)
+/*
+ * perf_callchain_user(ctx, regs)'s hook, at context level @level: true
+ * when the sample is deferred, and the function is to be skipped.
+ * NMI-safe: no locks, no allocation, no sleeping.
+ */
+static __always_inline bool pd_on_perf_callchain_user(struct pt_regs *regs, unsigned int level)
 {
 	struct perf_callchain_entry_ctx *ctx = (void *)regs_get_kernel_argument(regs, 0);
 	struct pt_regs *uregs = (struct pt_regs *)regs_get_kernel_argument(regs, 1);
 	struct perf_callchain_entry *entry = ctx->entry;
 	struct perf_event *key;
 	struct pd_attach *att;
-	struct pd_slot *slot;
+	struct pd_slot *slot = this_cpu_ptr(&pd_slots[level]);
 	u64 t0 = pd_t_now();
 	bool from_user;
 	u64 cookie;
 
-	if (pd_stray_int3(p, regs))
-		return 1;
-	slot = this_cpu_ptr(&pd_slots[pd_probe_level(p)]);
 	key = slot->event;
 	slot->event = NULL;
 	if (!key)
-		return 0;
+		return false;
 	/*
 	 * Only the walk that follows our perf_callchain() on this level.  A
 	 * slot that one left behind holds regs that may be gone: compare
@@ -245,9 +262,9 @@ static int pd_pre_perf_callchain_user(struct kprobe *p, struct pt_regs *regs)
 	 */
 	from_user = slot->user;
 	if (uregs != (from_user ? slot->regs : task_pt_regs(current)))
-		return 0;
+		return false;
 	if (current->flags & PD_NEVER_DEFER)
-		return 0;
+		return false;
 	/*
 	 * The one lookup of the sample's event: perf_callchain()'s handler
 	 * noted it unlooked.  The slot keeps the event, never the attach: a
@@ -260,7 +277,7 @@ static int pd_pre_perf_callchain_user(struct kprobe *p, struct pt_regs *regs)
 	 */
 	att = pd_attach_find(key);
 	if (!att)
-		return 0;
+		return false;
 	/*
 	 * Inside execve(): the task_work runs after the exec, whose stack is
 	 * not the one the sample saw, and writes no record.  perf's walk in
@@ -270,10 +287,10 @@ static int pd_pre_perf_callchain_user(struct kprobe *p, struct pt_regs *regs)
 	 */
 	if (current->in_execve) {
 		pd_count(in_exec);
-		return 0;
+		return false;
 	}
 	if (!entry->nr || entry->ip[entry->nr - 1] != PERF_CONTEXT_USER)
-		return 0;
+		return false;
 	/*
 	 * A kernel-mode sample with nothing between PERF_CONTEXT_KERNEL and
 	 * PERF_CONTEXT_USER: x86's perf_callchain_kernel() stored nothing,
@@ -282,19 +299,38 @@ static int pd_pre_perf_callchain_user(struct kprobe *p, struct pt_regs *regs)
 	 * stack is not the sample's, so leave it to perf.
 	 */
 	if (!from_user && entry->nr >= 2 && entry->ip[entry->nr - 2] == PERF_CONTEXT_KERNEL)
-		return 0;
+		return false;
 	if (!pd_cookie_fits(ctx, att))
-		return 0;
+		return false;
 	pd_t_add(PD_T_CHECKS, t0);
 	cookie = pd_request(att, from_user, slot->id);
 	if (!cookie)
-		return 0;
+		return false;
 
 	entry->ip[entry->nr - 1] = PERF_DEFER_CONTEXT_USER_DEFERRED;
 	entry->ip[entry->nr++] = cookie;
 	ctx->contexts++;
-	pd_skip_function(regs);
 	pd_t_add(PD_T_USER, t0);
+	return true;
+}
+
+/* The kprobes' pre-handlers */
+static int pd_pre_perf_callchain(struct kprobe *p, struct pt_regs *regs)
+{
+	if (pd_stray_int3(p, regs))
+		return 1;
+	pd_on_perf_callchain(regs, pd_probe_level(p));
+	return 0;
+}
+NOKPROBE_SYMBOL(pd_pre_perf_callchain);
+
+static int pd_pre_perf_callchain_user(struct kprobe *p, struct pt_regs *regs)
+{
+	if (pd_stray_int3(p, regs))
+		return 1;
+	if (!pd_on_perf_callchain_user(regs, pd_probe_level(p)))
+		return 0;
+	pd_skip_function(regs);
 	return 1;
 }
 NOKPROBE_SYMBOL(pd_pre_perf_callchain_user);
@@ -328,14 +364,173 @@ static struct kprobe pd_kp_callchain_user = {
 	.flags		= KPROBE_FLAG_DISABLED,
 };
 
-/* Attached events, which want the probes armed.  Under pd_lock. */
+/*
+ * The ftrace hooks: x86-64, and kernels whose callbacks take ftrace_regs
+ * (5.11; the ftrace site of perf_callchain() comes with 5.16).
+ */
+#if defined(CONFIG_X86_64) && defined(CONFIG_DYNAMIC_FTRACE_WITH_REGS) && \
+	defined(PD_HAVE_FTRACE_GET_REGS)
+#define PD_FTRACE_HOOKS	1
+
+/*
+ * A hook running on this CPU: an NMI that samples while a hook runs
+ * keeps perf's own walk, as a kprobe hit while another runs counts as
+ * missed.  The hooks' per-CPU state is never entered twice.
+ */
+static DEFINE_PER_CPU(unsigned int, pd_hook_busy);
+
+/*
+ * The ftrace_ops callback of both sites, called from the trampoline with
+ * the regs saved (FTRACE_OPS_FL_SAVE_REGS), in the context of the
+ * sampling code, preemption as it was.  It changes regs->ip to skip
+ * perf_callchain_user() (FTRACE_OPS_FL_IPMODIFY, which also refuses a
+ * livepatch of either function while the hooks are armed).  No
+ * ftrace_test_recursion_trylock(): nothing it calls is traced by this
+ * ops, and pd_hook_busy refuses the one nesting there is.
+ */
+static void notrace pd_ftrace_hook(unsigned long ip, unsigned long parent_ip,
+				   struct ftrace_ops *op, struct ftrace_regs *fregs)
+{
+	struct pt_regs *regs = ftrace_get_regs(fregs);
+	unsigned int level;
+
+	if (unlikely(!regs))
+		return;
+	preempt_disable_notrace();
+	if (unlikely(__this_cpu_read(pd_hook_busy)))
+		goto out;
+	__this_cpu_write(pd_hook_busy, 1);
+	level = pd_level_of(preempt_count());
+	if (ip == (unsigned long)pd_kp_callchain.addr)
+		pd_on_perf_callchain(regs, level);
+	else if (pd_on_perf_callchain_user(regs, level))
+		pd_skip_function(regs);
+	__this_cpu_write(pd_hook_busy, 0);
+out:
+	preempt_enable_notrace();
+}
+NOKPROBE_SYMBOL(pd_ftrace_hook);
+
+static struct ftrace_ops pd_ftrace_ops = {
+	.func	= pd_ftrace_hook,
+	.flags	= FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_IPMODIFY,
+};
+
+/*
+ * The ftrace_ops is registered at the first arming and stays registered
+ * until the module is unloaded; arming and disarming add the two sites
+ * to its filter and take them out.  Unregistering it would wait for an
+ * RCU-tasks grace period (ftrace_shutdown(): a task may have been
+ * preempted on the trampoline of an ops that may be freed), which lasts
+ * until every task that was running has slept or been caught in user
+ * mode by a tick: seconds, on a machine busy in system calls.  A filter
+ * change waits for nothing.  An empty filter would mean every function,
+ * so while disarmed it holds one that is never called, this one.
+ */
+static noinline void pd_ftrace_idle(void)
+{
+	barrier();
+}
+
+static bool pd_ftrace_registered;
+
+/* Both kprobes (registered) sit on ftrace sites: the idle filter set */
+static int pd_ftrace_init(void)
+{
+	int ret;
+
+	if (!kprobe_ftrace(&pd_kp_callchain) || !kprobe_ftrace(&pd_kp_callchain_user))
+		return -EOPNOTSUPP;
+	ret = ftrace_set_filter_ip(&pd_ftrace_ops, (unsigned long)pd_ftrace_idle, 0, 0);
+	if (ret)
+		ftrace_free_filter(&pd_ftrace_ops);
+	return ret;
+}
+
+static int pd_ftrace_site(struct kprobe *kp, int remove)
+{
+	return ftrace_set_filter_ip(&pd_ftrace_ops, (unsigned long)kp->addr, remove, 0);
+}
+
+/* The hook after the walk first, as with the kprobes */
+static int pd_ftrace_arm(void)
+{
+	int ret;
+
+	ret = pd_ftrace_site(&pd_kp_callchain_user, 0);
+	if (ret)
+		return ret;
+	ret = pd_ftrace_site(&pd_kp_callchain, 0);
+	if (ret)
+		goto err_callchain;
+	if (!pd_ftrace_registered) {
+		ret = register_ftrace_function(&pd_ftrace_ops);
+		if (ret)
+			goto err_register;
+		pd_ftrace_registered = true;
+	}
+	return 0;
+
+err_register:
+	pd_ftrace_site(&pd_kp_callchain, 1);
+err_callchain:
+	pd_ftrace_site(&pd_kp_callchain_user, 1);
+	return ret;
+}
+
+/*
+ * Out of the filter, the sites are nops again.  Taking a site out copies
+ * the filter (ftrace_set_hash()), which can fail under memory pressure:
+ * the site then stays hooked until the next disarming, and the callback
+ * finds no attached event there and leaves the sample alone.
+ */
+static void pd_ftrace_disarm(void)
+{
+	int ret = pd_ftrace_site(&pd_kp_callchain, 1);
+
+	ret |= pd_ftrace_site(&pd_kp_callchain_user, 1);
+	if (ret)
+		pr_warn("the ftrace hooks stay until the next disarming: %d\n", ret);
+}
+
+/* Returns once no callback runs any more (ftrace_shutdown()) */
+static void pd_ftrace_exit(void)
+{
+	if (pd_ftrace_registered)
+		unregister_ftrace_function(&pd_ftrace_ops);
+	ftrace_free_filter(&pd_ftrace_ops);
+}
+#else
+#define PD_FTRACE_HOOKS	0
+static int pd_ftrace_init(void)
+{
+	return -EOPNOTSUPP;
+}
+
+static int pd_ftrace_arm(void)
+{
+	return -EOPNOTSUPP;
+}
+
+static void pd_ftrace_disarm(void)
+{
+}
+
+static void pd_ftrace_exit(void)
+{
+}
+#endif
+
+/* Attached events, which want the hooks armed.  Under pd_lock. */
 static unsigned int pd_hooks_users;
 
 /*
- * Arm the probes for a new attach, if it is the first: until then a
+ * Arm the hooks for a new attach, if it is the first: until then a
  * sample anywhere on the machine runs exactly as without the module (a
- * disabled probe is no ftrace callback and no int3).  The hook after the
- * walk first, so that any perf_callchain() we see is followed by it.
+ * disabled probe, or an unregistered ftrace_ops, is no ftrace callback
+ * and no int3).  Of the kprobes, the hook after the walk first, so that
+ * any perf_callchain() we see is followed by it; the ftrace_ops patches
+ * both sites at once.
  */
 int pd_hooks_get(void)
 {
@@ -344,6 +539,12 @@ int pd_hooks_get(void)
 	lockdep_assert_held(&pd_lock);
 	if (pd_hooks_users++)
 		return 0;
+	if (pd_hooks_way == PD_HOOKS_FTRACE) {
+		ret = pd_ftrace_arm();
+		if (ret)
+			goto err_user;
+		return 0;
+	}
 	ret = enable_kprobe(&pd_kp_callchain_user);
 	if (ret)
 		goto err_user;
@@ -356,12 +557,12 @@ err_callchain:
 	disable_kprobe(&pd_kp_callchain_user);
 err_user:
 	pd_hooks_users--;
-	pr_err("cannot arm the probes: %d\n", ret);
+	pr_err("cannot arm the %s hooks: %d\n", pd_hooks_name[pd_hooks_way], ret);
 	return ret;
 }
 
 /*
- * Disarm the probes after the last detach.  Handlers run with preemption
+ * Disarm the hooks after the last detach.  Handlers run with preemption
  * off (NMI, IRQ, ftrace): after the grace period none runs any more, and
  * the slots are cleared for the next arming, which must find none left by
  * a perf_callchain() whose walk never came.
@@ -373,8 +574,12 @@ void pd_hooks_put(void)
 	lockdep_assert_held(&pd_lock);
 	if (--pd_hooks_users)
 		return;
-	disable_kprobe(&pd_kp_callchain);
-	disable_kprobe(&pd_kp_callchain_user);
+	if (pd_hooks_way == PD_HOOKS_FTRACE) {
+		pd_ftrace_disarm();
+	} else {
+		disable_kprobe(&pd_kp_callchain);
+		disable_kprobe(&pd_kp_callchain_user);
+	}
 	synchronize_rcu();
 	for_each_possible_cpu(cpu)
 		memset(per_cpu_ptr(pd_slots, cpu), 0, sizeof(pd_slots));
@@ -394,8 +599,16 @@ int pd_hooks_init(void)
 		pr_err("cannot probe perf_callchain: %d\n", ret);
 		goto err_callchain;
 	}
-	return 0;
-
+	if (pd_hooks_way != PD_HOOKS_FTRACE)
+		return 0;
+	ret = pd_ftrace_init();
+	if (!ret)
+		return 0;
+	pr_err("hooks=ftrace: %s\n", ret != -EOPNOTSUPP ?
+	       "cannot filter an ftrace_ops on a function of the module" : PD_FTRACE_HOOKS ?
+	       "perf_callchain() or perf_callchain_user() has no ftrace site" :
+	       "no ftrace_ops with regs on this kernel or architecture");
+	unregister_kprobe(&pd_kp_callchain);
 err_callchain:
 	unregister_kprobe(&pd_kp_callchain_user);
 err_user:
@@ -404,6 +617,8 @@ err_user:
 
 void pd_hooks_exit(void)
 {
+	if (pd_hooks_way == PD_HOOKS_FTRACE)
+		pd_ftrace_exit();
 	/* unregister_kprobe() waits until no handler runs anymore */
 	unregister_kprobe(&pd_kp_callchain);
 	unregister_kprobe(&pd_kp_callchain_user);

@@ -152,6 +152,41 @@ module_param_named(row_cache, pd_row_cache, bool, 0644);
 MODULE_PARM_DESC(row_cache,
 		 "Keep the rows the table walk reads by object and PC, for later unwinds; N: read the tables for every frame (default: Y)");
 
+const char *const pd_hooks_name[PD_HOOKS_WAYS] = {
+	[PD_HOOKS_KPROBES] = "kprobes",
+	[PD_HOOKS_FTRACE] = "ftrace",
+};
+
+/* How the hooks reach perf's sampling path (hooks.c) */
+#ifndef PD_HOOKS_DEFAULT
+#define PD_HOOKS_DEFAULT	PD_HOOKS_KPROBES
+#endif
+unsigned int pd_hooks_way = PD_HOOKS_DEFAULT;
+
+static int hooks_set(const char *val, const struct kernel_param *kp)
+{
+	int i = sysfs_match_string(pd_hooks_name, val);
+
+	if (i < 0)
+		return i;
+	*(unsigned int *)kp->arg = i;
+	return 0;
+}
+
+static int hooks_get(char *buffer, const struct kernel_param *kp)
+{
+	return sysfs_emit(buffer, "%s\n", pd_hooks_name[*(unsigned int *)kp->arg]);
+}
+
+static const struct kernel_param_ops hooks_ops = {
+	.set = hooks_set,
+	.get = hooks_get,
+};
+
+module_param_cb(hooks, &hooks_ops, &pd_hooks_way, 0444);
+MODULE_PARM_DESC(hooks,
+		 "How the module hooks perf's sampling path: kprobes, or ftrace (an ftrace_ops of its own, cheaper per sample; x86-64, Linux 5.16 or later; the module's unloading then waits for an RCU-tasks grace period) (default: kprobes)");
+
 module_param_named(verbose, pd_verbose, bool, 0644);
 MODULE_PARM_DESC(verbose, "Log sessions and attach/detach (default: N)");
 

@@ -226,7 +226,10 @@ static inline void pd_timing_report(void)
 }
 #endif
 
-/* hooks.c */
+/* hooks.c; the hooks parameter (main.c): how the hooks are reached */
+enum pd_hooks_way { PD_HOOKS_KPROBES, PD_HOOKS_FTRACE, PD_HOOKS_WAYS };
+extern const char *const pd_hooks_name[PD_HOOKS_WAYS];
+extern unsigned int pd_hooks_way;
 int pd_hooks_init(void);
 void pd_hooks_exit(void);
 int pd_hooks_get(void);
