@@ -13,11 +13,17 @@
 # For each module (TAP):
 #  - it neither imports nor names kallsyms_lookup_name;
 #  - its only indirect calls or jumps are in the functions listed below,
-#    which call pointers the kernel hands them (poll_wait()'s qproc).
+#    which call pointers the kernel hands them (poll_wait()'s qproc);
+#  - built for an IBT kernel (objtool's .ibt_endbr_seal is there), the
+#    hooks' callbacks, which ftrace and kprobes call through a pointer
+#    (ftrace's list function whenever another ftrace_ops shares a site),
+#    begin with an ENDBR that objtool does not seal.
 set -eu -o pipefail
 
 # functions allowed an indirect call, and why
 allowed_fns='pd_poll'	# poll_wait(): the poll_table's _qproc, set by the kernel
+# functions the kernel calls indirectly (those the module has)
+callbacks='pd_ftrace_hook pd_pre_perf_callchain pd_pre_perf_callchain_user pd_post_nop'
 
 n=0 fail=0
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
@@ -27,7 +33,7 @@ notok() { n=$((n + 1)); fail=1; echo "not ok $n - $*"; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 echo "TAP version 13"
-echo "1..$((2 * $#))"
+echo "1..$((3 * $#))"
 for ko in "$@"; do
 	name=${ko#"${PERF_DEFER_BUILD:-}"}
 	# (grep without -q: an early exit would fail the pipe under pipefail);
@@ -53,6 +59,35 @@ for ko in "$@"; do
 		while IFS= read -r line; do echo "#   $line"; done <<<"$bad"
 	else
 		ok "$name: indirect calls only in: $allowed_fns"
+	fi
+	if ! objdump -h "$ko" | grep '[.]ibt_endbr_seal' >/dev/null; then
+		ok "$name: callbacks' ENDBR # SKIP not built for an IBT kernel (no .ibt_endbr_seal)"
+		continue
+	fi
+	# sealed: the ENDBRs objtool lists, as .text offsets
+	objdump -r -j .ibt_endbr_seal "$ko" |
+		awk '$3 ~ /^[.]text[+]0x/ { sub(/^[.]text[+]0x0*/, "", $3); print $3 }' >"$tmp/sealed"
+	bad="" seen=""
+	for fn in $callbacks; do
+		# VALUE FLAGS SECTION SIZE NAME
+		sym=$(objdump -t "$ko" | awk -v f="$fn" '$NF == f && $(NF - 2) ~ /^[.]/ { print $1, $(NF - 2) }')
+		[ -n "$sym" ] || continue
+		seen="$seen $fn"
+		off=${sym% *} sec=${sym#* }
+		insn=$(objdump -d --no-show-raw-insn --disassemble="$fn" "$ko" |
+			awk '/^ +[0-9a-f]+:/ && !n++ { print $2 }')
+		if [ "$insn" != endbr64 ]; then
+			bad="$bad $fn(begins with ${insn:-nothing})"
+		elif [ "$sec" = .text ] && grep -qx "${off#"${off%%[!0]*}"}" "$tmp/sealed"; then
+			bad="$bad $fn(sealed)"
+		fi
+	done
+	if [ -z "$seen" ]; then
+		notok "$name: none of the callbacks found: $callbacks"
+	elif [ -n "$bad" ]; then
+		notok "$name: callbacks without a kept ENDBR:$bad"
+	else
+		ok "$name: callbacks begin with an ENDBR, unsealed:$seen"
 	fi
 done
 exit $fail
