@@ -136,7 +136,10 @@ arm() {
 disarm() {
 	kill -INT "$arm_pid"
 	wait "$arm_pid"
-	pkill -x sleep
+	# the recorded sleep, if still there (the guest's busybox has no pkill)
+	for p in /proc/[0-9]*; do
+		[ "$(cat "$p/comm" 2>/dev/null)" = sleep ] && kill "${p#/proc/}" 2>/dev/null
+	done
 }
 
 rep=1
