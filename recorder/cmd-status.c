@@ -279,25 +279,46 @@ static void status__paranoid(void)
  * Print the "user-unwind:" line: how the deferred walk on this path finds
  * user frames.
  */
+/* The module parameter @name's value, its newline cut, into @buf */
+static bool status__param(const char *name, char *buf, int size)
+{
+	char path[128];
+	bool ok;
+	FILE *f;
+
+	snprintf(path, sizeof(path), MODULE_SYSFS_DIR "/parameters/%s", name);
+	f = fopen(path, "r");
+	ok = f && fgets(buf, size, f);
+	if (f)
+		fclose(f);
+	if (ok)
+		buf[strcspn(buf, "\n")] = '\0';
+	return ok;
+}
+
 static void status__user_unwind(bool native)
 {
 	char buf[64];
-	FILE *f;
-	bool ok;
 
 	if (native) {
 		puts("user-unwind: fp (the kernel's deferred walk uses frame pointers only)");
 		return;
 	}
-	f = fopen(MODULE_SYSFS_DIR "/parameters/user_unwind", "r");
-	ok = f && fgets(buf, sizeof(buf), f);
-	if (f)
-		fclose(f);
-	if (ok)
-		printf("user-unwind: %.*s (the module's user_unwind parameter)\n",
-		       (int)strcspn(buf, "\n"), buf);
+	if (status__param("user_unwind", buf, sizeof(buf)))
+		printf("user-unwind: %s (the module's user_unwind parameter)\n", buf);
 	else
 		puts("user-unwind: unknown (the module has no user_unwind parameter: ABI < 1.3)");
+}
+
+/* How the module hooks perf's sampling path: its hooks parameter */
+static void status__hooks(void)
+{
+	char buf[32];
+
+	if (status__param("hooks", buf, sizeof(buf)))
+		printf("hooks: %s (the module's hooks parameter)\n", buf);
+	else
+		puts("hooks: kprobes (the module has no hooks parameter)");
 }
 
 int cmd_status(int argc, char **argv)
@@ -344,6 +365,8 @@ int cmd_status(int argc, char **argv)
 	printf("path: %s\n", native ? "native" : module ? "module" : "none");
 	status__tested(&uts, native);
 	if (native || module) {
+		if (!native)
+			status__hooks();
 		status__user_unwind(native);
 		return EXIT_OK;
 	}

@@ -15,7 +15,7 @@ has() {
 }
 
 case $mode in
-module) tap_plan 9 ;;
+module) tap_plan 10 ;;
 native) tap_plan 7 ;;
 *) tap_plan 6 ;;
 esac
@@ -38,6 +38,7 @@ module)
 	# the ABI of the recorder built with it
 	has "module: loaded, ABI $(perf-defer --version | sed -n 's/.*(ABI \(.*\))$/\1/p')"
 	has "path: module"
+	has "hooks: kprobes (the module's hooks parameter)"
 	has "user-unwind: sframe,eh_frame,fp (the module's user_unwind parameter)"
 	# every kernel the tests run is one status calls tested (arm64's
 	# list apart)
