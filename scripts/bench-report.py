@@ -632,10 +632,12 @@ HOOK_CFGS = [("6.12-kernel", "6.12: perf's kernel-only chain (`--kernel-callchai
              ("6.12-idle", "6.12: the same, module loaded, nothing attached"),
              ("6.12-module", "6.12: `perf-defer record --user-unwind fp` (fp,defer through the module)"),
              ("6.12-fp", "6.12: perf's `--call-graph fp` (user chain walked in the interrupt)"),
-             ("6.12-armed-kernel", "6.12: the kernel-only chain, the module's probes armed by another"
-              " task's event (`perf_callchain()`'s probe passed, nothing deferred)"),
-             ("6.12-armed-fp", "6.12: perf's `--call-graph fp`, the probes armed by another task's"
-              " event (both probes passed, nothing deferred)"),
+             ("6.12-armed-kernel", "6.12: the kernel-only chain, the module's hooks armed by another"
+              " task's event (`perf_callchain()`'s hook passed, nothing deferred)"),
+             ("6.12-armed-fp", "6.12: perf's `--call-graph fp`, the hooks armed by another task's"
+              " event (both hooks passed, nothing deferred)"),
+             ("6.12-ftrace", "6.12: `perf-defer record --user-unwind fp`, the module loaded with"
+              " `hooks=ftrace` (its own `ftrace_ops` instead of the two kprobes)"),
              ("7.2-kernel", "7.2: perf's kernel-only chain"),
              ("7.2-native", "7.2: perf's `--call-graph fp,defer` (native deferral)"),
              ("7.2-fp", "7.2: perf's `--call-graph fp`")]
@@ -681,7 +683,7 @@ def hook_split(times, runs, wl):
     """Per repetition of the timing build's runs (series 6.12t): the ticks
     the module adds to the kernel-only chain, its two handlers' cycles less
     what timing their parts cost (a "nothing" each), and the rest, the
-    kprobes' own; each as median [min-max], or Nones"""
+    hooks' own way in and out; each as median [min-max], or Nones"""
     rest, hand, added = [], [], []
     for (w, c, r) in runs:
         if w != wl or c != "6.12t-module" or (w, "6.12t-kernel", r) not in runs:
@@ -701,7 +703,7 @@ def hook_split(times, runs, wl):
 def hooktime_table(times, runs):
     """The module's handlers part by part (a timing build, series 6.12t),
     and what is left of the ticks the module adds in the same runs: the
-    kprobes' own way in and out"""
+    hooks' own way in and out"""
     if not times:
         return []
     out = ["", "The module's handlers part by part: the same runs once more, in another",
@@ -726,8 +728,8 @@ def hooktime_table(times, runs):
             lines.append(f"- {wl}: in the timing build's runs the module adds {fmt(added, 0)}"
                          f" ticks per sample; its two handlers take {fmt(hand, 0)} of them"
                          " (less what timing their parts costs); the rest,"
-                         f" {fmt(rest, 0)}, is the kprobes' own way in and out (ftrace's"
-                         " saved registers, the probe's lookup and bookkeeping, twice).")
+                         f" {fmt(rest, 0)}, is the hooks' own way in and out (the kprobes':"
+                         " ftrace's saved registers, the probe's lookup and bookkeeping, twice).")
     if lines:
         out += ["", "Where the module's ticks go, from the same runs:", ""] + lines
     return out
@@ -748,7 +750,9 @@ def hook_goals(runs, times=None):
     against native says where the ticks went, when a timing build ran."""
     res = []
     wls = sorted({k[0] for k in runs})
-    for cfg, what in (("6.12-module", "the module attached"), ("6.12-idle", "the module idle")):
+    for cfg, what in (("6.12-module", "the module attached"),
+                      ("6.12-ftrace", "the module attached with `hooks=ftrace`"),
+                      ("6.12-idle", "the module idle")):
         worst = None
         for wl in wls:
             sm = summary(hook_ratios(runs, wl, cfg))
@@ -759,19 +763,21 @@ def hook_goals(runs, times=None):
                         worst[1][0] <= HOOK_GOAL,
                         f"worst {worst[1][0]:.3f}× ({worst[0]}, [{worst[1][1]:.3f}–{worst[1][2]:.3f}])"))
     # against native deferral: each kernel's ratio to its own kernel-only chain
-    worst = None
-    for wl in wls:
-        m, n = summary(hook_ratios(runs, wl, "6.12-module")), summary(hook_ratios(runs, wl, "7.2-native"))
-        if m and n and (worst is None or m[0] / n[0] > worst[1]):
-            worst = (wl, m[0] / n[0], m[0], n[0])
-    if worst:
+    for cfg, what in (("6.12-module", "module"), ("6.12-ftrace", "module with `hooks=ftrace`")):
+        worst = None
+        for wl in wls:
+            m, n = summary(hook_ratios(runs, wl, cfg)), summary(hook_ratios(runs, wl, "7.2-native"))
+            if m and n and (worst is None or m[0] / n[0] > worst[1]):
+                worst = (wl, m[0] / n[0], m[0], n[0])
+        if not worst:
+            continue
         why = ""
         added, hand, rest = hook_split(times or {}, runs, worst[0])
-        if worst[1] > HOOK_GOAL and added:
+        if cfg == "6.12-module" and worst[1] > HOOK_GOAL and added:
             why = (f"; of the {added[0]:.0f} ticks the module adds there, its handlers take"
                    f" {hand[0]:.0f} and the two kprobes' own way in and out {rest[0]:.0f},"
                    " where native deferral is a call inside `perf_callchain()`")
-        res.append((f"time in the interrupt per sample over the kernel-only chain, module ≤ native 7.2 × {HOOK_GOAL}",
+        res.append((f"time in the interrupt per sample over the kernel-only chain, {what} ≤ native 7.2 × {HOOK_GOAL}",
                     worst[1] <= HOOK_GOAL,
                     f"worst {worst[1]:.3f}× ({worst[0]}: {worst[2]:.3f}× vs {worst[3]:.3f}×){why}"))
     return res
@@ -785,7 +791,7 @@ def hook_diff(runs, wl, cfg, base):
 
 
 def hook_breakdown(runs):
-    """Where the module's ticks go: its probes by themselves (armed for
+    """Where the module's ticks go: its hooks by themselves (armed for
     another task's event, so passed without deferring) and the rest"""
     out = []
     for wl in sorted({k[0] for k in runs}):
@@ -793,6 +799,7 @@ def hook_breakdown(runs):
         both = hook_diff(runs, wl, "6.12-armed-fp", "6.12-fp")
         one = hook_diff(runs, wl, "6.12-armed-kernel", "6.12-kernel")
         native = hook_diff(runs, wl, "7.2-native", "7.2-kernel")
+        ft = hook_diff(runs, wl, "6.12-ftrace", "6.12-kernel")
         if not added or not both:
             continue
         if not out:
@@ -800,12 +807,13 @@ def hook_breakdown(runs):
                    "the same repetition (median [min–max]):", ""]
         out.append(
             f"- {wl}: the module adds {fmt(added, 0)} ticks to the kernel-only chain; passing"
-            f" its two probes without deferring costs {fmt(both, 0)} (armed fp − fp),"
+            f" its two hooks without deferring costs {fmt(both, 0)} (armed fp − fp),"
             f" {100 * both[0] / added[0]:.0f}% of that, `perf_callchain()`'s alone"
             f" {fmt(one, 0)} (armed kernel-only − kernel-only); the rest,"
             f" {added[0] - both[0]:.0f}, is the deferral itself (the entry's request"
             f" found or claimed, the cookie, the task_work queued)"
-            + (f"; native deferral adds {fmt(native, 0)} on 7.2." if native else "."))
+            + (f"; native deferral adds {fmt(native, 0)} on 7.2" if native else "")
+            + (f"; with `hooks=ftrace` the module adds {fmt(ft, 0)}." if ft else "."))
     return out
 
 
@@ -818,14 +826,15 @@ def hook_section(runs, reps, command, times=None):
            "natively: two kprobe events in the guests (Debian 6.12 with the module,",
            "sid's 7.2 with native deferral; TCG, 2 vCPUs, perf 7.3), on the",
            "entry and the return of `perf_prepare_sample()`, which calls",
-           "`perf_callchain()` and so the module's probes on it and on",
+           "`perf_callchain()` and so the module's hooks on it and on",
            "`perf_callchain_user()`, time every sample with the `x86-tsc` trace clock",
            "(the emulated TSC's ticks; the two events cost the same in every",
            "configuration). `tests/vm/hookcost.sh`: cpu-clock at 4000 Hz, each workload",
            "of `tests/vm/wl_bench.c` about 400 ms, configurations alternating;",
            "the median ticks per sample of each run, and its ratio to the kernel-only",
            "run of the same kernel and repetition, as median [min–max] over",
-           f"{reps} repetition(s).", "",
+           f"{reps} repetition(s). The module is loaded with its default hooks,",
+           "kprobes, but in the `hooks=ftrace` row.", "",
            "| workload | configuration | samples timed | TSC ticks per sample | vs kernel-only |",
            "|---|---|---|---|---|"]
     for wl in sorted({k[0] for k in runs}):

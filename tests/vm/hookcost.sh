@@ -1,11 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# hookcost.sh REPS RATE "WORKLOADS" [native]: the guest side of 'scripts/bench
+# hookcost.sh REPS RATE "WORKLOADS" [native|parts]: the guest side of 'scripts/bench
 # --hook': what the module adds to one sample in the interrupt.  Two
 # kprobe events, on the entry of perf_prepare_sample() and on its return,
 # time the part of a perf sample that calls perf_callchain() (and so the
-# module's probes on it and on perf_callchain_user()), with the trace
+# module's hooks on it and on perf_callchain_user()), with the trace
 # clock x86-tsc (the emulated TSC's ticks: the text trace prints no finer
 # than microseconds otherwise).  The two events cost the same in every
 # configuration.  (ftrace's function_graph does not serve: filtered to
@@ -16,7 +16,7 @@
 #   kernel  perf record --call-graph fp --kernel-callchains, no module
 #           loaded: perf's kernel-only chain, the baseline
 #   idle    the same with the module loaded, nothing attached: its
-#           probes are disarmed
+#           hooks are disarmed
 #   module  perf-defer record --user-unwind fp (fp,defer through the
 #           module): the kernel chain, the cookie and the deferral request;
 #           the walk by frame pointers, as native deferral's, so that the
@@ -25,12 +25,14 @@
 #           the interrupt
 #   armed-kernel, armed-fp
 #           kernel and fp again, while another task's event is attached
-#           (a perf-defer record of a sleep): the module's probes are
+#           (a perf-defer record of a sleep): the module's hooks are
 #           armed, and run for every sample, but find no attached event
-#           and leave it alone.  armed-fp passes both probes, armed-kernel
+#           and leave it alone.  armed-fp passes both hooks, armed-kernel
 #           only perf_callchain()'s (a kernel-only chain has no user
-#           walk): what the probes cost by themselves, apart from what the
+#           walk): what the hooks cost by themselves, apart from what the
 #           module does for a sample it defers.
+#   ftrace  module again, the module loaded with hooks=ftrace (its own
+#           ftrace_ops instead of the kprobes), where the kernel has it
 # With native, on a kernel that defers natively (Linux >= 6.19), for the
 # same comparison there: kernel, native (perf record --call-graph
 # fp,defer: the kernel chain, the cookie and the kernel's own deferral
@@ -41,7 +43,8 @@
 # handlers, part by part (module/perf_defer.h's enum pd_tpart), with the
 # same TSC, and prints each part's mean when unloaded: those of the
 # module run of each repetition and workload (the other runs defer
-# nothing), one line per part: TIME WL PART REP TIMED MEAN.
+# nothing), one line per part: TIME WL PART REP TIMED MEAN.  With parts
+# (a timing build), no ftrace run.
 reps=$1 rate=$2 wls=$3 kind=${4:-module}
 set -u
 # shellcheck source-path=SCRIPTDIR source=counters.sh
@@ -101,7 +104,7 @@ run() {	# run WL CFG REP UNITS
 			"$wl_bin" "$1" "$4" >/dev/null 2>&1 ;;
 	native) perf record -q -e cpu-clock -F "$rate" --call-graph fp,defer -o /tmp/hook.data -- \
 			"$wl_bin" "$1" "$4" >/dev/null 2>&1 ;;
-	module) perf-defer record -q -e cpu-clock -F "$rate" --user-unwind fp -o /tmp/hook.data -- \
+	module|ftrace) perf-defer record -q -e cpu-clock -F "$rate" --user-unwind fp -o /tmp/hook.data -- \
 			"$wl_bin" "$1" "$4" >/dev/null 2>&1 ;;
 	armed-kernel) perf record -q -e cpu-clock -F "$rate" --call-graph fp --kernel-callchains \
 			-o /tmp/hook.data -- "$wl_bin" "$1" "$4" >/dev/null 2>&1 ;;
@@ -119,17 +122,19 @@ run() {	# run WL CFG REP UNITS
 }
 
 # arm: another task's event attached (a recorded sleep), the module's
-# probes armed; disarm: that recording ended
+# hooks armed; disarm: that recording ended
 kp=/sys/kernel/debug/kprobes/list
 [ -f "$kp" ] || mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 arm() {
 	perf-defer record -q -e cpu-clock -o /tmp/arm.data -- sleep 3600 >/dev/null 2>&1 &
 	arm_pid=$!
 	i=0
-	until grep -q 'perf_callchain+' "$kp" 2>/dev/null &&
-		! grep 'perf_callchain+' "$kp" | grep -q DISABLED; do
+	# the ftrace hooks (enabled_functions names their callback) or kprobes
+	until grep -q 'pd_ftrace_hook.*\[perf_defer\]' "$t/enabled_functions" 2>/dev/null ||
+		{ grep -q 'perf_callchain+' "$kp" 2>/dev/null &&
+		! grep 'perf_callchain+' "$kp" | grep -q DISABLED; }; do
 		i=$((i + 1))
-		[ "$i" -le 100 ] || { echo "Bail out! the module's probes were not armed"; exit 1; }
+		[ "$i" -le 100 ] || { echo "Bail out! the module's hooks were not armed"; exit 1; }
 		sleep 0.1
 	done
 }
@@ -166,6 +171,10 @@ while [ "$rep" -le "$reps" ]; do
 		rmmod perf_defer
 		dmesg | tail -n +"$((seen + 1))" |
 			sed -n "s/.*perf_defer: timing \([a-z]*\): \([0-9]*\) timed, mean \([0-9]*\) cycles.*/TIME $wl \1 $rep \2 \3/p"
+		if [ "$kind" != parts ] && insmod "$ko" hooks=ftrace 2>/dev/null; then
+			run "$wl" ftrace "$rep" "$u"
+			rmmod perf_defer
+		fi
 	done
 	rep=$((rep + 1))
 done
