@@ -185,7 +185,7 @@ static const struct kernel_param_ops hooks_ops = {
 
 module_param_cb(hooks, &hooks_ops, &pd_hooks_way, 0444);
 MODULE_PARM_DESC(hooks,
-		 "How the module hooks perf's sampling path: kprobes, or ftrace (an ftrace_ops of its own, cheaper per sample; x86-64, Linux 5.16 or later; the module's unloading then waits for an RCU-tasks grace period) (default: kprobes)");
+		 "How the module hooks perf's sampling path: kprobes, or ftrace (an ftrace_ops of its own, without the kprobes' bookkeeping per sample; x86-64, Linux 5.16 or later; the module's unloading then waits for an RCU-tasks grace period) (default: kprobes)");
 
 module_param_named(verbose, pd_verbose, bool, 0644);
 MODULE_PARM_DESC(verbose, "Log sessions and attach/detach (default: N)");
