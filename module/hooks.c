@@ -401,9 +401,11 @@ static void notrace pd_ftrace_hook(unsigned long ip, unsigned long parent_ip,
 		goto out;
 	__this_cpu_write(pd_hook_busy, 1);
 	level = pd_level_of(preempt_count());
+	/* by its site; the idle filter's function is never called */
 	if (ip == (unsigned long)pd_kp_callchain.addr)
 		pd_on_perf_callchain(regs, level);
-	else if (pd_on_perf_callchain_user(regs, level))
+	else if (ip == (unsigned long)pd_kp_callchain_user.addr &&
+		 pd_on_perf_callchain_user(regs, level))
 		pd_skip_function(regs);
 	__this_cpu_write(pd_hook_busy, 0);
 out:
