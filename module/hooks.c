@@ -454,7 +454,7 @@ static int pd_ftrace_site(struct kprobe *kp, int remove)
 	return ftrace_set_filter_ip(&pd_ftrace_ops, (unsigned long)kp->addr, remove, 0);
 }
 
-/* The hook after the walk first, as with the kprobes */
+/* The hook after the walk first, as the kprobes */
 static int pd_ftrace_arm(void)
 {
 	int ret;
@@ -523,16 +523,35 @@ static void pd_ftrace_exit(void)
 }
 #endif
 
+/* The kprobes' arming: the hook after the walk first, as the ftrace hooks */
+static int pd_kprobes_arm(void)
+{
+	int ret;
+
+	ret = enable_kprobe(&pd_kp_callchain_user);
+	if (ret)
+		return ret;
+	ret = enable_kprobe(&pd_kp_callchain);
+	if (ret)
+		disable_kprobe(&pd_kp_callchain_user);
+	return ret;
+}
+
+static void pd_kprobes_disarm(void)
+{
+	disable_kprobe(&pd_kp_callchain);
+	disable_kprobe(&pd_kp_callchain_user);
+}
+
 /* Attached events, which want the hooks armed.  Under pd_lock. */
 static unsigned int pd_hooks_users;
 
 /*
  * Arm the hooks for a new attach, if it is the first: until then a
  * sample anywhere on the machine runs exactly as without the module (a
- * disabled probe, or an unregistered ftrace_ops, is no ftrace callback
- * and no int3).  Of the kprobes, the hook after the walk first, so that
- * any perf_callchain() we see is followed by it; the ftrace_ops patches
- * both sites at once.
+ * disabled probe, or a site out of the ftrace_ops' filter, is no ftrace
+ * callback and no int3).  Either way the hook after the walk is armed
+ * first, so that any perf_callchain() we see is followed by it.
  */
 int pd_hooks_get(void)
 {
@@ -541,25 +560,11 @@ int pd_hooks_get(void)
 	lockdep_assert_held(&pd_lock);
 	if (pd_hooks_users++)
 		return 0;
-	if (pd_hooks_way == PD_HOOKS_FTRACE) {
-		ret = pd_ftrace_arm();
-		if (ret)
-			goto err_user;
-		return 0;
+	ret = pd_hooks_way == PD_HOOKS_FTRACE ? pd_ftrace_arm() : pd_kprobes_arm();
+	if (ret) {
+		pd_hooks_users--;
+		pr_err("cannot arm the %s hooks: %d\n", pd_hooks_name[pd_hooks_way], ret);
 	}
-	ret = enable_kprobe(&pd_kp_callchain_user);
-	if (ret)
-		goto err_user;
-	ret = enable_kprobe(&pd_kp_callchain);
-	if (ret)
-		goto err_callchain;
-	return 0;
-
-err_callchain:
-	disable_kprobe(&pd_kp_callchain_user);
-err_user:
-	pd_hooks_users--;
-	pr_err("cannot arm the %s hooks: %d\n", pd_hooks_name[pd_hooks_way], ret);
 	return ret;
 }
 
@@ -576,12 +581,10 @@ void pd_hooks_put(void)
 	lockdep_assert_held(&pd_lock);
 	if (--pd_hooks_users)
 		return;
-	if (pd_hooks_way == PD_HOOKS_FTRACE) {
+	if (pd_hooks_way == PD_HOOKS_FTRACE)
 		pd_ftrace_disarm();
-	} else {
-		disable_kprobe(&pd_kp_callchain);
-		disable_kprobe(&pd_kp_callchain_user);
-	}
+	else
+		pd_kprobes_disarm();
 	synchronize_rcu();
 	for_each_possible_cpu(cpu)
 		memset(per_cpu_ptr(pd_slots, cpu), 0, sizeof(pd_slots));
