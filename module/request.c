@@ -82,6 +82,8 @@ static DEFINE_PER_CPU(u32, pd_cookie_ctr);
 
 static struct pd_request *pd_pool;
 static unsigned int pd_pool_bits;
+/* The request this CPU made last: pd_request_last() */
+static DEFINE_PER_CPU(struct pd_request *, pd_last);
 static atomic_t pd_pending = ATOMIC_INIT(0);
 
 /* Raised from NMI: its return path runs the task_work we just queued. */
@@ -112,6 +114,7 @@ enum pd_find {
 	PD_JOIN,	/* a PENDING request: join it */
 	PD_AFTER,	/* this entry's unwind has run, or is finishing */
 	PD_STALE,	/* a request made before an exec: no record comes */
+	PD_LOOK,	/* not known yet: pd_request_find() */
 };
 
 /*
@@ -162,6 +165,34 @@ static enum pd_find pd_request_find(struct pd_request **found, bool from_user)
 	    !memcmp(&done->done_regs, task_pt_regs(current), sizeof(done->done_regs)))
 		return PD_AFTER;
 	return PD_NEW;
+}
+
+/*
+ * The same, cheaper, for a sample that interrupted user mode, if the
+ * request this CPU made last is current's.  current then has no request
+ * running (its task_works ran before it returned to user space) but one
+ * made in this same interrupt, by an earlier sample of another of its
+ * events, or by an NMI just before, on the way out (see the self-IPI in
+ * pd_request()), both on this CPU and the last made here.  A DONE slot of
+ * current is its only one: each new request of current takes it first.
+ * PD_LOOK: the request made last here is not current's, look for it all.
+ */
+static enum pd_find pd_request_last(struct pd_request **found)
+{
+	struct pd_request *r = this_cpu_read(pd_last);
+	int state;
+
+	if (!r)
+		return PD_LOOK;
+	/* pairs with the release that published the slot */
+	state = smp_load_acquire(&r->state);
+	if ((state != PD_PENDING && state != PD_DONE) || READ_ONCE(r->task) != current ||
+	    READ_ONCE(r->start_time) != current->start_time)
+		return PD_LOOK;
+	*found = r;
+	if (state == PD_DONE)
+		return PD_NEW;
+	return r->exec_id == current->self_exec_id ? PD_JOIN : PD_STALE;
 }
 
 /* Try to move a FREE or DONE slot to CLAIMED. */
@@ -264,7 +295,9 @@ u64 pd_request(struct pd_attach *att, bool from_user, u64 stream_id)
 	if (IS_ENABLED(CONFIG_KASAN) && in_nmi())
 		goto fallback;
 
-	how = pd_request_find(&r, from_user);
+	how = from_user ? pd_request_last(&r) : PD_LOOK;
+	if (how == PD_LOOK)
+		how = pd_request_find(&r, from_user);
 	pd_t_add(PD_T_FIND, t0);
 	if (how == PD_AFTER)
 		pd_count(after_unwind);
@@ -279,7 +312,6 @@ u64 pd_request(struct pd_attach *att, bool from_user, u64 stream_id)
 		WRITE_ONCE(r->start_time, current->start_time);
 		r->cookie = pd_new_cookie();
 		r->exec_id = current->self_exec_id;
-		WRITE_ONCE(r->ncpus, 0);
 		init_task_work(&r->work, pd_task_work);
 		pd_t_add(PD_T_CLAIM, t);
 		t = pd_t_now();
@@ -288,11 +320,28 @@ u64 pd_request(struct pd_attach *att, bool from_user, u64 stream_id)
 			return 0;
 		}
 		pd_t_add(PD_T_QUEUE, t);
+		/*
+		 * Nothing else reads the slot until it is published: the
+		 * session and the CPU are plain stores.  Its attach slots are
+		 * all empty: the last task_work took them after the last
+		 * sample could join.
+		 */
+		t = pd_t_now();
+		if (refcount_inc_not_zero(&att->ref)) {
+			r->stream_id[att->idx] = stream_id;
+			r->att[att->idx] = att;
+		}
+		pd_t_add(PD_T_SESSION, t);
+		t = pd_t_now();
+		r->cpu[0] = smp_processor_id();
+		r->ncpus = 1;
+		pd_t_add(PD_T_STAMP, t);
 		t = pd_t_now();
 		__module_get(THIS_MODULE);
 		atomic_inc(&pd_pending);
 		/* published once whole: a nested NMI joins only this */
 		smp_store_release(&r->state, PD_PENDING);
+		this_cpu_write(pd_last, r);
 		/*
 		 * An NMI does not return through the resume-work path, and
 		 * one that hit the exit path after its last look at the work
@@ -303,28 +352,29 @@ u64 pd_request(struct pd_attach *att, bool from_user, u64 stream_id)
 		if (in_nmi())
 			irq_work_queue(this_cpu_ptr(&pd_kick));
 		pd_t_add(PD_T_PUBLISH, t);
-	}
+	} else {
+		/*
+		 * The first event of each session in this entry gets the
+		 * record.  A PENDING request's slots change only here, on
+		 * current's CPU, so a failed reference (detach under way) can
+		 * simply be undone.
+		 */
+		t = pd_t_now();
+		if (!READ_ONCE(r->att[att->idx]) &&
+		    !cmpxchg(&r->att[att->idx], NULL, att)) {
+			WRITE_ONCE(r->stream_id[att->idx], stream_id);
+			if (!refcount_inc_not_zero(&att->ref))
+				WRITE_ONCE(r->att[att->idx], NULL);
+		}
+		pd_t_add(PD_T_SESSION, t);
 
-	/*
-	 * The first event of each session in this entry gets the record.  A
-	 * PENDING request's slots change only here, on current's CPU, so a
-	 * failed reference (detach under way) can simply be undone.
-	 */
-	t = pd_t_now();
-	if (!READ_ONCE(r->att[att->idx]) && !cmpxchg(&r->att[att->idx], NULL, att)) {
-		WRITE_ONCE(r->stream_id[att->idx], stream_id);
-		if (!refcount_inc_not_zero(&att->ref))
-			WRITE_ONCE(r->att[att->idx], NULL);
+		t = pd_t_now();
+		pd_note_cpu(r);
+		pd_t_add(PD_T_STAMP, t);
+		pd_count(dedup);
 	}
-	pd_t_add(PD_T_SESSION, t);
-
-	t = pd_t_now();
-	pd_note_cpu(r);
-	pd_t_add(PD_T_STAMP, t);
 
 	pd_count(requests);
-	if (how == PD_JOIN)
-		pd_count(dedup);
 	pd_t_add(PD_T_REQUEST, t0);
 	t = pd_t_now();
 	pd_t_add(PD_T_NOTHING, t);
@@ -574,8 +624,10 @@ int pd_request_init(void)
 	/* at run time: a static initializer of module per-CPU data did not
 	 * reach every CPU's copy (a NULL func ran from the irq_work IPI)
 	 */
-	for_each_possible_cpu(cpu)
+	for_each_possible_cpu(cpu) {
 		pd_init_irq_work_hard(per_cpu_ptr(&pd_kick, cpu), pd_kick_fn);
+		per_cpu(pd_last, cpu) = NULL;
+	}
 	pd_pool_bits = ilog2(pd_pool_size);
 	pd_pool = vzalloc(array_size(pd_pool_size, sizeof(*pd_pool)));
 	if (!pd_pool)

@@ -14,7 +14,10 @@
  *
  * With "PERF_FD COUNT CPU PID" the NMIs go to another CPU, and count
  * only when they interrupt task PID there (in user mode, if it spins):
- * the IPs are those the NMIs interrupted.
+ * the IPs are those the NMIs interrupted.  "PERF_FD COUNT CPU PID SAMPLES"
+ * calls perf_callchain() SAMPLES times in each NMI, as one interrupt
+ * takes a sample of each event that overflowed: the cookies and IPs are
+ * then SAMPLES per NMI.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -44,6 +47,7 @@ enum { PD_IDLE, PD_ARMED, PD_TAKEN, PD_DONE };
 static atomic_t pd_state = ATOMIC_INIT(PD_IDLE);
 static int pd_armed_cpu = -1;
 static pid_t pd_armed_pid;			/* 0: whoever runs */
+static unsigned int pd_armed_samples = 1;	/* perf_callchain() calls per NMI */
 static unsigned int pd_nmis, pd_deferred, pd_missed;
 static u64 pd_cookies[PD_TEST_MAX], pd_ips[PD_TEST_MAX];
 static DEFINE_MUTEX(pd_test_lock);
@@ -54,6 +58,7 @@ static int pd_test_nmi_handler(unsigned int type, struct pt_regs *regs)
 {
 	struct perf_event *event;
 	struct perf_callchain_entry *entry;
+	unsigned int n;
 	u64 i;
 
 	if (READ_ONCE(pd_armed_cpu) != smp_processor_id() ||
@@ -66,15 +71,17 @@ static int pd_test_nmi_handler(unsigned int type, struct pt_regs *regs)
 		return NMI_HANDLED;
 	}
 
-	entry = pd_perf_callchain(event, regs);
-	for (i = 0; entry && i + 1 < entry->nr; i++) {
-		if (entry->ip[i] == PERF_DEFER_CONTEXT_USER_DEFERRED) {
-			if (pd_deferred < PD_TEST_MAX) {
-				pd_cookies[pd_deferred] = entry->ip[i + 1];
-				pd_ips[pd_deferred] = regs->ip;
+	for (n = 0; n < READ_ONCE(pd_armed_samples); n++) {
+		entry = pd_perf_callchain(event, regs);
+		for (i = 0; entry && i + 1 < entry->nr; i++) {
+			if (entry->ip[i] == PERF_DEFER_CONTEXT_USER_DEFERRED) {
+				if (pd_deferred < PD_TEST_MAX) {
+					pd_cookies[pd_deferred] = entry->ip[i + 1];
+					pd_ips[pd_deferred] = regs->ip;
+				}
+				pd_deferred++;
+				break;
 			}
-			pd_deferred++;
-			break;
 		}
 	}
 	pd_nmis++;
@@ -127,7 +134,7 @@ static int pd_test_fire(struct perf_event *event, unsigned int count, int target
 static ssize_t pd_trigger_write(struct file *file, const char __user *ubuf,
 				size_t len, loff_t *ppos)
 {
-	unsigned int count;
+	unsigned int count, samples = 1;
 	int fd, ret, n, cpu = -1;
 	struct file *pf;
 	char buf[48];
@@ -138,8 +145,9 @@ static ssize_t pd_trigger_write(struct file *file, const char __user *ubuf,
 	if (copy_from_user(buf, ubuf, len))
 		return -EFAULT;
 	buf[len] = 0;
-	n = sscanf(buf, "%d %u %d %d", &fd, &count, &cpu, &pid);
-	if ((n != 2 && n != 4) || !count || count > 1000)
+	n = sscanf(buf, "%d %u %d %d %u", &fd, &count, &cpu, &pid, &samples);
+	if ((n != 2 && n != 4 && n != 5) || !count || count > 1000 || !samples ||
+	    samples > 4)
 		return -EINVAL;
 	pf = fget(fd);
 	if (!pf)
@@ -154,7 +162,9 @@ static ssize_t pd_trigger_write(struct file *file, const char __user *ubuf,
 	pd_deferred = 0;
 	pd_missed = 0;
 	pd_armed_pid = pid;
+	WRITE_ONCE(pd_armed_samples, samples);
 	ret = pd_test_fire(pf->private_data, count, cpu);
+	WRITE_ONCE(pd_armed_samples, 1);
 	pd_armed_pid = 0;
 	mutex_unlock(&pd_test_lock);
 	fput(pf);

@@ -278,12 +278,15 @@ static void pin(int cpu)
 }
 
 /*
- * An NMI that interrupts user mode: the unwind must run on the very next
- * return to user (the module raises a self-IPI), so the record's first IP
- * is the IP the NMI interrupted.  The child spins through 256 nops on
- * CPU 1; NMIs are sent to it from CPU 0.
+ * NMIs sent from CPU 0 to a child that spins through 256 nops on CPU 1,
+ * each calling perf_callchain() @samples times, in rounds until 10 of
+ * them found the child in user mode.  Each such NMI's record must start
+ * at the IP it interrupted: the unwind runs on the very next return to
+ * user (the module raises a self-IPI).  Its @samples samples are of one
+ * kernel entry, the NMI: one cookie.
  */
-TEST_F(nmi, from_user_mode_unwinds_at_once)
+static void user_mode_nmis(struct __test_metadata *_metadata, FIXTURE_DATA(nmi) *self,
+			   unsigned int samples)
 {
 	struct perf_event_attr attr = {
 		.size = sizeof(attr),
@@ -295,7 +298,7 @@ TEST_F(nmi, from_user_mode_unwinds_at_once)
 		.sample_id_all = 1,
 	};
 	struct perf_defer_attach at = { .size = sizeof(at) };
-	unsigned int user = 0, same = 0, kernel = 0, round;
+	unsigned int user = 0, same = 0, kernel = 0, split = 0, round;
 	int ev;
 	pid_t child;
 
@@ -320,14 +323,13 @@ TEST_F(nmi, from_user_mode_unwinds_at_once)
 	ASSERT_EQ(0, ioctl(self->dev, PERF_DEFER_IOC_ATTACH, &at));
 	usleep(100000);
 
-	/* rounds of NMIs until 10 of them found the child in user mode */
 	for (round = 0; round < 10 && user < 10; round++) {
 		unsigned int deferred = 0, missed = 0, nmis = 0, off, i, j;
 		uint64_t cookies[64], ips[64];
 		char cmd[64], out[8192], *p;
 		int n;
 
-		snprintf(cmd, sizeof(cmd), "%d %d 1 %d", ev, NMIS, child);
+		snprintf(cmd, sizeof(cmd), "%d %d 1 %d %u", ev, NMIS, child, samples);
 		trigger(_metadata, cmd, 50000, out, sizeof(out));
 		ASSERT_EQ(3, sscanf(out, "nmis %u deferred %u missed %u cookies%n", &nmis,
 				    &deferred, &missed, &n)) TH_LOG("%s", out);
@@ -356,6 +358,11 @@ TEST_F(nmi, from_user_mode_unwinds_at_once)
 				kernel++;
 				continue;
 			}
+			/* the NMI's later samples: the first's cookie */
+			if (i % samples) {
+				split += cookies[i] != cookies[i - i % samples];
+				continue;
+			}
 			user++;
 			same += self->recs[j].ip0 == ips[i];
 			EXPECT_EQ(ips[i], self->recs[j].ip0) TH_LOG("NMI at %" PRIx64
@@ -366,8 +373,24 @@ TEST_F(nmi, from_user_mode_unwinds_at_once)
 	waitpid(child, NULL, 0);
 	close(ev);
 	TH_LOG("%u rounds: %u NMIs in user mode, %u records start at the IP they "
-	       "interrupted; %u found it in the kernel", round, user, same, kernel);
+	       "interrupted; %u samples found it in the kernel; %u samples of an NMI "
+	       "with a cookie of their own", round, user, same, kernel, split);
 	EXPECT_LE(10, user);
+	EXPECT_EQ(0, split) TH_LOG("one NMI's samples in more than one request");
+}
+
+TEST_F(nmi, from_user_mode_unwinds_at_once)
+{
+	user_mode_nmis(_metadata, self, 1);
+}
+
+/*
+ * Two samples in one NMI that interrupted user mode (two events that
+ * overflowed together): the second joins the first's request.
+ */
+TEST_F(nmi, from_user_mode_two_samples_one_request)
+{
+	user_mode_nmis(_metadata, self, 2);
 }
 
 TEST_HARNESS_MAIN
