@@ -118,6 +118,22 @@ enum pd_find {
 };
 
 /*
+ * Is @r current's?  A DONE slot outlives its task, whose task_struct a new
+ * task may get: the start time tells them apart.
+ */
+static bool pd_slot_current(const struct pd_request *r)
+{
+	return READ_ONCE(r->task) == current &&
+	       READ_ONCE(r->start_time) == current->start_time;
+}
+
+/* current's request @r, PENDING: join it, unless it was made before an exec */
+static enum pd_find pd_join_or_stale(const struct pd_request *r)
+{
+	return r->exec_id == current->self_exec_id ? PD_JOIN : PD_STALE;
+}
+
+/*
  * Look for current's request among its slots.  Only interrupts of current
  * look for current, so a slot current owns cannot change state while we
  * look: the task_work that would change it is what we interrupted, if
@@ -137,13 +153,11 @@ static enum pd_find pd_request_find(struct pd_request **found, bool from_user)
 		/* pairs with the release that published the slot */
 		state = smp_load_acquire(&r->state);
 		/*
-		 * A DONE slot outlives its task, whose task_struct a new task
-		 * may get: one forked from the same place as the last has
-		 * its very user registers, and would be taken as after its
-		 * own unwind.
+		 * Without the start time, a new task forked from the same
+		 * place as the last owner of a DONE slot has its very user
+		 * registers, and would be taken as after its own unwind.
 		 */
-		if (state < PD_PENDING || READ_ONCE(r->task) != current ||
-		    READ_ONCE(r->start_time) != current->start_time)
+		if (state < PD_PENDING || !pd_slot_current(r))
 			continue;
 		if (state == PD_DONE) {
 			done = r;
@@ -152,7 +166,7 @@ static enum pd_find pd_request_find(struct pd_request **found, bool from_user)
 		*found = r;
 		if (state == PD_CLOSING)
 			return PD_AFTER;
-		return r->exec_id == current->self_exec_id ? PD_JOIN : PD_STALE;
+		return pd_join_or_stale(r);
 	}
 	/*
 	 * A DONE request of current: a sample that interrupted user mode is
@@ -186,13 +200,10 @@ static enum pd_find pd_request_last(struct pd_request **found)
 		return PD_LOOK;
 	/* pairs with the release that published the slot */
 	state = smp_load_acquire(&r->state);
-	if ((state != PD_PENDING && state != PD_DONE) || READ_ONCE(r->task) != current ||
-	    READ_ONCE(r->start_time) != current->start_time)
+	if ((state != PD_PENDING && state != PD_DONE) || !pd_slot_current(r))
 		return PD_LOOK;
 	*found = r;
-	if (state == PD_DONE)
-		return PD_NEW;
-	return r->exec_id == current->self_exec_id ? PD_JOIN : PD_STALE;
+	return state == PD_DONE ? PD_NEW : pd_join_or_stale(r);
 }
 
 /* Try to move a FREE or DONE slot to CLAIMED. */
