@@ -156,6 +156,7 @@ struct pd_counters {
 	u64	uw_rows;	/* rows the tables gave the table walk */
 	u64	uw_row_hits;	/* rows found in the row cache */
 	u64	walk_ns;	/* time spent walking user stacks */
+	u64	works;		/* task_works run: pd_requests_pending() */
 };
 
 
@@ -175,7 +176,7 @@ enum pd_tpart {
 	PD_T_FIND,		/* the entry's request looked for */
 	PD_T_CLAIM,		/* a slot claimed and set up */
 	PD_T_QUEUE,		/* task_work_add() */
-	PD_T_PUBLISH,		/* module reference, pending count, publication */
+	PD_T_PUBLISH,		/* module reference, publication */
 	PD_T_SESSION,		/* the session's attach taken */
 	PD_T_STAMP,		/* the sample's CPU kept, for the record's time */
 	PD_T_NOTHING,		/* nothing: what timing itself costs */
@@ -240,7 +241,7 @@ bool pd_is_perf_file(struct file *file);
 int pd_request_init(void);
 void pd_request_exit(void);
 u64 pd_request(struct pd_attach *att, bool from_user, u64 stream_id);
-int pd_requests_pending(void);
+u64 pd_requests_pending(void);
 
 /* unwind.c */
 unsigned int pd_unwind_user(u64 *ips, unsigned int max, unsigned int order);

@@ -84,7 +84,6 @@ static struct pd_request *pd_pool;
 static unsigned int pd_pool_bits;
 /* The request this CPU made last: pd_request_last() */
 static DEFINE_PER_CPU(struct pd_request *, pd_last);
-static atomic_t pd_pending = ATOMIC_INIT(0);
 
 /* Raised from NMI: its return path runs the task_work we just queued. */
 static void pd_kick_fn(struct irq_work *work)
@@ -93,9 +92,27 @@ static void pd_kick_fn(struct irq_work *work)
 
 static DEFINE_PER_CPU(struct irq_work, pd_kick);
 
-int pd_requests_pending(void)
+/*
+ * Requests queued whose task_work has not run yet.  Each request that is
+ * not a join queued one task_work, which always runs (on the way out of
+ * an exiting task too), so the per-CPU counters tell without a shared
+ * atomic on the hook path.  A sum taken while tasks sample can count a
+ * join or a task_work's run and not the request it goes with, on a CPU
+ * read before: none then.
+ */
+u64 pd_requests_pending(void)
 {
-	return atomic_read(&pd_pending);
+	u64 made = 0, joined = 0, run = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		const struct pd_counters *c = per_cpu_ptr(&pd_counters, cpu);
+
+		made += READ_ONCE(c->requests);
+		joined += READ_ONCE(c->dedup);
+		run += READ_ONCE(c->works);
+	}
+	return made > joined + run ? made - joined - run : 0;
 }
 
 /* As upstream: (cpu + 1) << 32 | odd per-CPU counter; never 0. */
@@ -349,7 +366,6 @@ u64 pd_request(struct pd_attach *att, bool from_user, u64 stream_id)
 		pd_t_add(PD_T_STAMP, t);
 		t = pd_t_now();
 		__module_get(THIS_MODULE);
-		atomic_inc(&pd_pending);
 		/* published once whole: a nested NMI joins only this */
 		smp_store_release(&r->state, PD_PENDING);
 		this_cpu_write(pd_last, r);
@@ -609,7 +625,7 @@ static void pd_task_work(struct callback_head *cb)
 	}
 
 	r->done_regs = *task_pt_regs(current);
-	atomic_dec(&pd_pending);
+	pd_count(works);
 	/*
 	 * The reference that kept this code in place while it could sleep.
 	 * rmmod refuses (-EWOULDBLOCK) while any request holds one; once it

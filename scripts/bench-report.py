@@ -667,7 +667,7 @@ HOOK_PARTS = [("callchain", "`perf_callchain()`'s handler: the sample's event no
               ("find", "the entry's request looked for", 2),
               ("claim", "a new entry: a slot claimed, the cookie", 2),
               ("queue", "a new entry: `task_work_add()`", 2),
-              ("publish", "a new entry: module reference, pending count, publication", 2),
+              ("publish", "a new entry: module reference, publication", 2),
               ("session", "the session's attach taken (its first sample in the entry)", 2),
               ("stamp", "the sample's CPU kept (the record's time reads its clock)", 2),
               ("nothing", "nothing: what timing one part costs", 0)]
