@@ -156,7 +156,7 @@ struct pd_counters {
 	u64	uw_rows;	/* rows the tables gave the table walk */
 	u64	uw_row_hits;	/* rows found in the row cache */
 	u64	walk_ns;	/* time spent walking user stacks */
-	u64	works;		/* task_works run: pd_requests_pending() */
+	u64	works;		/* task_works run: GET_STATS's pending */
 };
 
 
@@ -241,7 +241,6 @@ bool pd_is_perf_file(struct file *file);
 int pd_request_init(void);
 void pd_request_exit(void);
 u64 pd_request(struct pd_attach *att, bool from_user, u64 stream_id);
-u64 pd_requests_pending(void);
 
 /* unwind.c */
 unsigned int pd_unwind_user(u64 *ips, unsigned int max, unsigned int order);

@@ -92,29 +92,6 @@ static void pd_kick_fn(struct irq_work *work)
 
 static DEFINE_PER_CPU(struct irq_work, pd_kick);
 
-/*
- * Requests queued whose task_work has not run yet.  Each request that is
- * not a join queued one task_work, which always runs (on the way out of
- * an exiting task too), so the per-CPU counters tell without a shared
- * atomic on the hook path.  A sum taken while tasks sample can count a
- * join or a task_work's run and not the request it goes with, on a CPU
- * read before: none then.
- */
-u64 pd_requests_pending(void)
-{
-	u64 made = 0, joined = 0, run = 0;
-	int cpu;
-
-	for_each_possible_cpu(cpu) {
-		const struct pd_counters *c = per_cpu_ptr(&pd_counters, cpu);
-
-		made += READ_ONCE(c->requests);
-		joined += READ_ONCE(c->dedup);
-		run += READ_ONCE(c->works);
-	}
-	return made > joined + run ? made - joined - run : 0;
-}
-
 /* As upstream: (cpu + 1) << 32 | odd per-CPU counter; never 0. */
 static u64 pd_new_cookie(void)
 {
@@ -625,7 +602,7 @@ static void pd_task_work(struct callback_head *cb)
 	}
 
 	r->done_regs = *task_pt_regs(current);
-	pd_count(works);
+	pd_count(works);	/* pending: pd_ioctl_get_stats() */
 	/*
 	 * The reference that kept this code in place while it could sleep.
 	 * rmmod refuses (-EWOULDBLOCK) while any request holds one; once it

@@ -302,6 +302,7 @@ static bool pd_is_get_stats(unsigned int cmd)
 static long pd_ioctl_get_stats(void __user *uarg, u32 size)
 {
 	struct perf_defer_stats st;
+	u64 works = 0;
 	int ret, cpu;
 
 	ret = pd_copy_arg(&st, uarg, size);
@@ -332,8 +333,16 @@ static long pd_ioctl_get_stats(void __user *uarg, u32 size)
 		st.table_rows += READ_ONCE(c->uw_rows);
 		st.table_row_hits += READ_ONCE(c->uw_row_hits);
 		st.walk_ns += READ_ONCE(c->walk_ns);
+		works += READ_ONCE(c->works);
 	}
-	st.pending = pd_requests_pending();
+	/*
+	 * Requests whose task_work has not run: each request not a join
+	 * queued one, which always runs (in an exiting task too), so no
+	 * shared atomic on the hook path.  A sum taken while tasks sample
+	 * can count a join or a task_work's run and not the request it goes
+	 * with, on a CPU read before: none then.
+	 */
+	st.pending = st.requests > st.dedup + works ? st.requests - st.dedup - works : 0;
 	return copy_to_user(uarg, &st, size) ? -EFAULT : 0;
 }
 

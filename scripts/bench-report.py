@@ -781,9 +781,11 @@ def hook_goals(runs, times=None):
             why = (f"; of the {added[0]:.0f} ticks the module adds there, its handlers take"
                    f" {hand[0]:.0f} and the two kprobes' own way in and out {rest[0]:.0f},"
                    " where native deferral is a call inside `perf_callchain()`")
-        ft = hook_diff(runs, worst[0], cfg, "6.12-kernel")
-        kp = hook_diff(runs, worst[0], "6.12-module", "6.12-kernel")
-        if cfg == "6.12-ftrace" and worst[1] > HOOK_GOAL and added and ft and kp:
+        ft = kp = None
+        if cfg == "6.12-ftrace" and worst[1] > HOOK_GOAL and added:
+            ft = hook_diff(runs, worst[0], cfg, "6.12-kernel")
+            kp = hook_diff(runs, worst[0], "6.12-module", "6.12-kernel")
+        if ft and kp:
             # the same handlers, timed in another guest: no difference
             # across guests, whose noise can exceed the trampoline's cost
             why = (f"; in the same runs the module adds {fmt(ft, 0)} ticks there with"
