@@ -172,6 +172,11 @@ __u64 ordered__out_of_order(const struct ordered *q)
 	return q->out_of_order;
 }
 
+__u64 ordered__written_until(const struct ordered *q)
+{
+	return q->limit;
+}
+
 size_t ordered__pending(const struct ordered *q)
 {
 	return q->nr;

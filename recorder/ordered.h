@@ -49,6 +49,8 @@ size_t ordered__delivered(const struct ordered *q);
  * they go out in the next round, after newer ones.
  */
 __u64 ordered__out_of_order(const struct ordered *q);
+/* the time up to which the last round delivered */
+__u64 ordered__written_until(const struct ordered *q);
 void ordered__delete(struct ordered *q);
 
 #endif /* PERF_DEFER_ORDERED_H */

@@ -42,6 +42,12 @@ struct stitch_reader {
 	struct ordered	*oq;
 	__u64			dropped[256];	/* records of each type left out */
 	__u64			max_time;	/* the newest record queued */
+	/* the first of the file's records to come after its round (-a: clocks per CPU) */
+	struct {
+		unsigned int	type;
+		int		cpu;		/* -1: the record has none */
+		__u64		behind;		/* ns before what was written */
+	}			late;
 	/* the records from elsewhere, in time order, and how many are queued */
 	struct extra_rec	*x;
 	size_t			nx, xi;
@@ -63,9 +69,12 @@ static int extra_rec__cmp(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* The time of a kernel record, or -1 (and 0) when it has none. */
+/*
+ * The time of a kernel record, or -1 (and 0) when it has none; and its
+ * CPU, or -1.
+ */
 static int stitch_reader__time(const struct perf_data_reader *r,
-			       const struct perf_event_header *ev, __u64 *time)
+			       const struct perf_event_header *ev, __u64 *time, int *cpu)
 {
 	const struct evsel *a = evlist__find(perf_data_reader__evlist(r), ev);
 	struct perf_sample s;
@@ -73,6 +82,9 @@ static int stitch_reader__time(const struct perf_data_reader *r,
 	if (!a || perf_sample__parse(&a->attr, ev, &s))
 		return -EINVAL;
 	*time = s.time;
+	if (cpu)
+		*cpu = a->attr.sample_type & PERF_SAMPLE_CPU &&
+		       (ev->type == PERF_RECORD_SAMPLE || a->attr.sample_id_all) ? (int)s.cpu : -1;
 	return 0;
 }
 
@@ -117,7 +129,7 @@ static int stitch_reader__index_extra(struct stitch_reader *sr, const struct per
 			error__set("deferred records: a record at %#zx does not parse", off);
 			return -EINVAL;
 		}
-		if (stitch_reader__time(r, ev, &time) || !time || time == (__u64)-1) {
+		if (stitch_reader__time(r, ev, &time, NULL) || !time || time == (__u64)-1) {
 			error__set("deferred records: the record at %#zx (type %u) has no time of an event of %s",
 				   off, ev->type, perf_data_reader__name(r));
 			return -EINVAL;
@@ -145,8 +157,8 @@ static int stitch_reader__index_extra(struct stitch_reader *sr, const struct per
 static int stitch_reader__event(struct stitch_reader *sr, const struct perf_data_reader *r,
 				const struct perf_event_header *ev, bool stable)
 {
-	__u64 time;
-	int err;
+	__u64 time, nr_late;
+	int err, cpu;
 
 	if (ev->type == PD_RECORD_COMPRESSED || ev->type == PD_RECORD_COMPRESSED2) {
 		error__set("compressed records (perf record -z) are not supported: decompress first with 'perf inject -i IN -o OUT'");
@@ -174,13 +186,19 @@ static int stitch_reader__event(struct stitch_reader *sr, const struct perf_data
 	if (ev->type >= PD_RECORD_USER_TYPE_START)
 		return stitch__event(sr->st, ev, ev->size);	/* perf: right away */
 queue:
-	if (stitch_reader__time(r, ev, &time))
+	if (stitch_reader__time(r, ev, &time, &cpu))
 		return -EINVAL;
 	/* perf delivers records without a time right away */
 	if (!time || time == (__u64)-1)
 		return stitch__event(sr->st, ev, ev->size);
+	nr_late = ordered__out_of_order(sr->oq);
 	/* the reader's pointer lasts unless it had to align a copy */
 	err = ordered__push(sr->oq, time, ev, ev->size, stable ? ORDERED_NOCOPY : 0);
+	if (!err && !nr_late && ordered__out_of_order(sr->oq)) {
+		sr->late.type = ev->type;
+		sr->late.cpu = cpu;
+		sr->late.behind = ordered__written_until(sr->oq) - time;
+	}
 	if (time > sr->max_time)
 		sr->max_time = time;
 	if (err)
@@ -284,8 +302,14 @@ int stitch__reader_extra(struct perf_data_reader *r, const void *extra, size_t e
 		if (sr.dropped[t])
 			pr_warn("dropped %" PRIu64 " PERF_RECORD_%s (type %u) records that perf 6.1 cannot read",
 				(uint64_t)sr.dropped[t], perf_event__name(t), t);
-	if (out_of_order)
-		pr_warn("%" PRIu64 " records came after a round that was already written; the output is not fully in time order",
-			(uint64_t)out_of_order);
+	if (out_of_order) {
+		char cpu[32] = "";
+
+		if (sr.late.cpu >= 0)
+			snprintf(cpu, sizeof(cpu), " of CPU %d", sr.late.cpu);
+		pr_warn("%" PRIu64 " records came after a round that was already written; the output is not fully in time order (the first: a PERF_RECORD_%s%s, %" PRIu64 " ns older than the round)",
+			(uint64_t)out_of_order, perf_event__name(sr.late.type), cpu,
+			(uint64_t)sr.late.behind);
+	}
 	return err;
 }

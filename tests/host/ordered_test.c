@@ -157,6 +157,7 @@ TEST_F(ordered, out_of_order)
 	ASSERT_EQ(0, queue(q, 20, PERF_RECORD_SAMPLE, 2));
 	ASSERT_EQ(0, ordered__round(q));
 	ASSERT_EQ(1, self->g.n);
+	EXPECT_EQ(10, ordered__written_until(q));
 	/* 10 is out: 5 is late, 10 and 15 are not */
 	QUEUE({ 5, SAMPLE, 3 }, { 10, SAMPLE, 4 }, { 15, SAMPLE, 5 });
 	EXPECT_EQ(1, ordered__out_of_order(q));
