@@ -14,7 +14,7 @@
 #include "util.h"
 
 static const char dump_usage[] =
-	"usage: perf-defer dump [-i FILE] [--stats]\n"
+	"usage: perf-defer dump [-i FILE] [--stats] [--by-mode]\n"
 	"\n"
 	"Print every record of a perf.data file in the manner of 'perf report -D',\n"
 	"PERF_RECORD_CALLCHAIN_DEFERRED and perf-defer's USER_DUMP included, then the number\n"
@@ -22,6 +22,8 @@ static const char dump_usage[] =
 	"\n"
 	"    -i, --input FILE    input file name (default: perf.data)\n"
 	"        --stats         only the number of records of each type\n"
+	"        --by-mode       and each event's samples by where they were taken\n"
+	"                        (user, kernel, ...: the CPU mode of the sample)\n"
 	"    -h, --help          show this help\n";
 
 int cmd_dump(int argc, char **argv)
@@ -29,11 +31,12 @@ int cmd_dump(int argc, char **argv)
 	static const struct option options[] = {
 		{ "input",	required_argument,	NULL, 'i' },
 		{ "stats",	no_argument,		NULL, 's' },
+		{ "by-mode",	no_argument,		NULL, 'm' },
 		{ "help",	no_argument,		NULL, 'h' },
 		{ }
 	};
 	const char *input = "perf.data";
-	bool stats_only = false;
+	unsigned int flags = 0;
 	struct perf_data_reader *r;
 	int c, ret;
 
@@ -43,7 +46,10 @@ int cmd_dump(int argc, char **argv)
 			input = optarg;
 			break;
 		case 's':
-			stats_only = true;
+			flags |= DUMP_STATS_ONLY;
+			break;
+		case 'm':
+			flags |= DUMP_BY_MODE;
 			break;
 		case 'h':
 			fputs(dump_usage, stdout);
@@ -63,7 +69,7 @@ int cmd_dump(int argc, char **argv)
 		pr_err("%s", error__msg());
 		return EXIT_FAIL;
 	}
-	ret = dump__reader(r, stdout, stats_only);
+	ret = dump__reader(r, stdout, flags);
 	if (ret)
 		pr_err("%s", error__msg());
 	perf_data_reader__close(r);

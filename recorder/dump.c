@@ -31,8 +31,31 @@ struct dump {
 	bool sample_id_all;	/* of the first attr */
 	__u64 nr_events[NR_TYPES + 1];	/* [0]: total, [NR_TYPES]: unknown */
 	__u64 *nr_samples;	/* per attr */
+	__u64 *nr_mode;		/* per attr and CPU mode (misc & 7), DUMP_BY_MODE */
 	bool stats_only;	/* count, print nothing per record */
 };
+
+#define NR_MODES	(PERF_RECORD_MISC_CPUMODE_MASK + 1)
+
+/* the CPU modes of a sample (misc & PERF_RECORD_MISC_CPUMODE_MASK), by name */
+static const char * const cpumode_name[NR_MODES] = {
+	[PERF_RECORD_MISC_CPUMODE_UNKNOWN]	= "unknown-mode",
+	[PERF_RECORD_MISC_KERNEL]		= "kernel",
+	[PERF_RECORD_MISC_USER]			= "user",
+	[PERF_RECORD_MISC_HYPERVISOR]		= "hypervisor",
+	[PERF_RECORD_MISC_GUEST_KERNEL]		= "guest-kernel",
+	[PERF_RECORD_MISC_GUEST_USER]		= "guest-user",
+	[6]					= "mode-6",
+	[7]					= "mode-7",
+};
+
+static void dump__count_sample(struct dump *d, const struct evsel *a,
+			       const struct perf_event_header *ev)
+{
+	d->nr_samples[a->idx]++;
+	if (d->nr_mode)
+		d->nr_mode[a->idx * NR_MODES + (ev->misc & PERF_RECORD_MISC_CPUMODE_MASK)]++;
+}
 
 /* perf's trace_event(): 16 bytes a line, hex then characters. */
 static void dump__raw(struct dump *d, const unsigned char *p, size_t len)
@@ -255,7 +278,7 @@ static int dump__event(struct dump *d, const struct perf_event_header *ev, __u64
 		a = evlist__find(perf_data_reader__evlist(d->r), ev);
 		if (!a)
 			return -EINVAL;
-		d->nr_samples[a->idx]++;
+		dump__count_sample(d, a, ev);
 		return 0;
 	}
 	fprintf(f, "\n%#" PRIx64 "@%s [%#x]: event: %u\n", (uint64_t)off,
@@ -287,7 +310,7 @@ static int dump__event(struct dump *d, const struct perf_event_header *ev, __u64
 
 	switch (ev->type) {
 	case PERF_RECORD_SAMPLE:
-		d->nr_samples[a->idx]++;
+		dump__count_sample(d, a, ev);
 		dump__sample(d, a, ev, &s);
 		break;
 	case PERF_DEFER_RECORD_CALLCHAIN_DEFERRED:
@@ -334,17 +357,29 @@ static void dump__stats(struct dump *d)
 		fprintf(f, "%s stats:\n", evsel__name(a, name, sizeof(name)));
 		if (d->nr_samples[i])
 			fprintf(f, "%16s events: %10" PRIu64 "\n", "SAMPLE", (uint64_t)d->nr_samples[i]);
+		for (unsigned int m = 0; d->nr_mode && m < NR_MODES; m++) {
+			__u64 n = d->nr_mode[i * NR_MODES + m];
+
+			if (n)
+				fprintf(f, "%12s SAMPLE events: %10" PRIu64 "  (%5.1f%%)\n",
+					cpumode_name[m], (uint64_t)n, 100.0 * n / d->nr_samples[i]);
+		}
 	}
 }
 
-int dump__reader(struct perf_data_reader *r, FILE *out, bool stats_only)
+int dump__reader(struct perf_data_reader *r, FILE *out, unsigned int flags)
 {
 	const struct perf_event_header *ev;
-	struct dump d = { .out = out, .r = r, .stats_only = stats_only };
+	struct dump d = { .out = out, .r = r, .stats_only = flags & DUMP_STATS_ONLY };
+	unsigned int nr_attrs = perf_data_reader__nr_attrs(r);
 	int ret;
 
-	d.nr_samples = calloc(perf_data_reader__nr_attrs(r), sizeof(*d.nr_samples));
-	if (!d.nr_samples) {
+	d.nr_samples = calloc(nr_attrs, sizeof(*d.nr_samples));
+	if (flags & DUMP_BY_MODE)
+		d.nr_mode = calloc((size_t)nr_attrs * NR_MODES, sizeof(*d.nr_mode));
+	if (!d.nr_samples || ((flags & DUMP_BY_MODE) && !d.nr_mode)) {
+		free(d.nr_samples);
+		free(d.nr_mode);
 		error__set("%s", strerror(ENOMEM));
 		return -ENOMEM;
 	}
@@ -369,5 +404,6 @@ int dump__reader(struct perf_data_reader *r, FILE *out, bool stats_only)
 	if (!ret)
 		dump__stats(&d);
 	free(d.nr_samples);
+	free(d.nr_mode);
 	return ret;
 }

@@ -274,6 +274,37 @@ TEST(dump_stats_is_the_tail)
 }
 
 /*
+ * --by-mode: each event's samples by CPU mode (the fake process's are half
+ * kernel, half user), at the end of a full dump and of --stats alike;
+ * without it, no such line.
+ */
+TEST(dump_by_mode)
+{
+	static const char want[] =
+		"\ncpu-clock stats:\n"
+		"          SAMPLE events:          8\n"
+		"      kernel SAMPLE events:          4  ( 50.0%)\n"
+		"        user SAMPLE events:          4  ( 50.0%)\n";
+	char *file = t_tmp_path("fake-modes.data");
+	struct t_run full, st, plain;
+
+	ASSERT_EQ(0, write_fake(file, false));
+	RUN(&st, NULL, t_san_bin(), "dump", "--stats", "--by-mode", "-i", file);
+	ASSERT_EQ(0, st.code) TH_LOG("%s", st.err);
+	ASSERT_NE(NULL, strstr(st.out, want)) TH_LOG("%s", st.out);
+	RUN(&full, NULL, t_san_bin(), "dump", "--by-mode", "-i", file);
+	ASSERT_EQ(0, full.code) TH_LOG("%s", full.err);
+	ASSERT_NE(NULL, strstr(full.out, "\nAggregated stats:\n"));
+	ASSERT_STREQ(strstr(full.out, "\nAggregated stats:\n"), st.out);
+	RUN(&plain, NULL, t_san_bin(), "dump", "--stats", "-i", file);
+	ASSERT_EQ(0, plain.code) TH_LOG("%s", plain.err);
+	ASSERT_EQ(NULL, strstr(plain.out, "user SAMPLE")) TH_LOG("%s", plain.out);
+	t_run_free(&st);
+	t_run_free(&full);
+	t_run_free(&plain);
+}
+
+/*
  * Truncations (every length of the file header and the attrs, then every
  * 48th byte; perf_data_test has them all in process): exit 1, a message.
  * Two runs of the recorder per length: more than the harness's default

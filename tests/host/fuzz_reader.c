@@ -34,7 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	r = perf_data_reader__open_mem(data, size, "fuzz");
 	if (!r)
 		return 0;
-	dump__reader(r, devnull, false);
+	dump__reader(r, devnull, DUMP_BY_MODE);
 	perf_data_reader__rewind(r);
 	w = perf_data_writer__open_fd(fileno(devnull), "/dev/null");
 	if (w)

@@ -776,7 +776,7 @@ static int through_everything(const void *buf, size_t size)
 	r = perf_data_reader__open_mem(buf, size, "input");
 	if (!r)
 		return -1;
-	err = dump__reader(r, devnull, false);
+	err = dump__reader(r, devnull, DUMP_BY_MODE);
 	perf_data_reader__rewind(r);
 	fd = fileno(devnull);
 	w = perf_data_writer__open_fd(fd, "/dev/null");
