@@ -54,15 +54,18 @@ def load(path):
     runs = {}
     for line in open(path):
         f = line.split()
-        # the data section's bytes come last, where bench.sh gives them
-        data = len(f) in (13, 13 + len(UW_EXTRA))
-        if len(f) - data not in (12, 12 + len(UW_EXTRA)):
+        # twelve fields, the module's counters, then where bench.sh gives
+        # them the data section's bytes and the samples in user mode
+        extra = len(UW_EXTRA) if len(f) >= 12 + len(UW_EXTRA) else 0
+        tail = f[12 + extra:]
+        if len(f) < 12 or len(tail) > 2:
             continue
         s, wl, cfg, rate, rep = f[:5]
         r = dict(el=float(f[5]), bytes=num(f[6]), samples=num(f[7]), recs=num(f[8]),
                  lost=num(f[9]), lrec=num(f[10]), unw=num(f[11]),
-                 data=num(f[-1]) if data else None)
-        for name, v in zip(UW_EXTRA, f[12:len(f) - data]):
+                 data=num(tail[0]) if tail else None,
+                 usr=num(tail[1]) if len(tail) == 2 else None)
+        for name, v in zip(UW_EXTRA, f[12:12 + extra]):
             r[name] = num(v)
         runs[(s, wl, cfg, int(rate), int(rep))] = r
     return runs
@@ -321,6 +324,62 @@ def rate_section(b):
     ] + rows + [""]
 
 
+def beyond_user(b, s, wl, cfg, rate):
+    """Unwinds per sample less the share of samples taken in user mode,
+    run by run: each of those came with an interrupt of user code, a
+    kernel entry, so an unwind under either deferral; what is left is what
+    joining decides: plus the entries whose samples all came in the
+    kernel, less the interrupts that took several samples (an hrtimer
+    expiring again while its handler runs)"""
+    def fn(r, rep):
+        if r["unw"] is None or r.get("usr") is None or not r["samples"]:
+            return None
+        return (r["unw"] - r["usr"]) / r["samples"]
+    return summary(b.per_rep(s, wl, cfg, rate, fn))
+
+
+def mode_section(b):
+    """Unwinds per sample split where the samples were taken: in user mode,
+    an unwind each; the rest of the unwinds, what the deferral's joining
+    decides.  Runs with the user-mode samples only."""
+    cfg = "module-fp" if any(k[2] == "module-fp" for k in b.runs) else "module-keep"
+    rows = []
+    for wl in WLS:
+        for rate in b.rates:
+            cells = [fmt(b.per_sample(s, wl, c, rate, "usr"), 4)
+                     for s, c in (("6.12", "fp"), ("6.12", cfg), ("7.2", "fp"), ("7.2", "native"))]
+            cells += [fmt(b.per_sample(s, wl, c, rate, "unw"), 4)
+                      for s, c in (("6.12", cfg), ("7.2", "native"))]
+            cells += [fmt(beyond_user(b, s, wl, c, rate), 4)
+                      for s, c in (("6.12", cfg), ("7.2", "native"))]
+            if cells[1] != "–" and cells[3] != "–":
+                rows.append(f"| {WL_NAME[wl]} | {rate} Hz | " + " | ".join(cells) + " |")
+    if not rows:
+        return []
+    return [
+        "## Where the samples were taken", "",
+        "A sample taken in user mode came with an interrupt of user code, a",
+        "kernel entry, so it has an unwind of its own under either deferral;",
+        "samples taken in the kernel join the unwind of the entry they were",
+        "taken in. Unwinds per sample are therefore the share of samples",
+        "taken in user mode, plus what joining decides: the entries whose",
+        "samples all came in the kernel, less the interrupts that took",
+        "several samples (under TCG an hrtimer can expire again while its",
+        "handler runs), so the rest can be below 0. Where the rest is the",
+        "same for the module and native, the difference in unwinds per sample",
+        "is where the samples were taken: how much of the workload's time each",
+        "spent in the kernel, its deferral's unwinds included. The shares are",
+        "each file's own (`perf-defer dump --by-mode`), the median over the",
+        "repetitions; perf's `--call-graph fp` on each guest is the control,",
+        "where each kernel's samples land without either deferral.",
+        f"*{COL_NAME[('6.12', cfg)]}* on 6.12 against native on 7.2.", "",
+        "| workload | rate | in user mode, fp on 6.12 | module | fp on 7.2 | native 7.2"
+        " | unwinds/sample, module | native"
+        " | unwinds/sample less the user-mode share, module | native |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ] + rows + [""]
+
+
 def goals(b):
     """Each goal of issues 6 and 17: (text, met or not, the figures)."""
     res = []
@@ -433,13 +492,32 @@ def goals(b):
                 med(b.per_sample("7.2", wl, "native", rate, "unw"))
             if u and un:
                 text += f": unwinds per sample there {u:.4g} vs {un:.4g} ({u / un:.3f}×)"
+                text += by_mode(wl, rate, cfg)
             return text
         if cfg:
             u, sm, fp = unwind_split(b, wl, rate, cfg)
             if u and sm:
                 text += (f": unwinds/s {u:.3f}× native's, samples/s {sm:.3f}×"
                          + (f" (fp's on the two guests: {fp:.3f}×)" if fp else ""))
+            text += by_mode(wl, rate, cfg)
         return text
+
+    def by_mode(wl, rate, cfg):
+        """the unwinds per sample there split by where the samples were
+        taken (mode_section): the share in user mode, and the rest"""
+        um, un = med(b.per_sample("6.12", wl, cfg, rate, "usr")), \
+            med(b.per_sample("7.2", wl, "native", rate, "usr"))
+        rm, rn = med(beyond_user(b, "6.12", wl, cfg, rate)), \
+            med(beyond_user(b, "7.2", wl, "native", rate))
+        if um is None or un is None or rm is None or rn is None:
+            return ""
+        f1, f2 = med(b.per_sample("6.12", wl, "fp", rate, "usr")), \
+            med(b.per_sample("7.2", wl, "fp", rate, "usr"))
+        sp = b.per_sample("6.12", wl, cfg, rate, "usr"), b.per_sample("7.2", wl, "native", rate, "usr")
+        return (f"; of that, the samples taken in user mode, an unwind each: {um:.4g} vs {un:.4g}"
+                f" (spread {sp[0][1]:.4g}–{sp[0][2]:.4g} and {sp[1][1]:.4g}–{sp[1][2]:.4g};"
+                + (f" perf's fp on the two guests: {f1:.4g} vs {f2:.4g};" if f1 and f2 else "")
+                + f" see *Where the samples were taken*), the rest, joining's: {rm:.4f} vs {rn:.4f}")
 
     data = any(r["data"] is not None for r in b.runs.values())
     for what, field in (("slowdown vs none", None),
@@ -1060,6 +1138,7 @@ def main():
     lines += tables(b)
     lines += size_section(b)
     lines += rate_section(b)
+    lines += mode_section(b)
     lines += uw_section(b, None, a.load)
     lines += arm64_section(b, None, a.load)
     lines += hook_section(hook, a.reps, None, times)

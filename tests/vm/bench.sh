@@ -35,9 +35,11 @@
 # over the run:
 #   FRAMES_FP FRAMES_SFRAME FRAMES_EH_FRAME TABLE_OBJECTS TABLE_CACHE_HITS TABLE_STOPPED
 #   TABLE_ROWS TABLE_ROW_HITS WALK_NS
-# and last on every line DATA_BYTES, the file's data section (its records,
-# without the header, the attributes and the features: perf.data's
-# header gives its size at byte 48).
+# and last on every line of a profiled run DATA_BYTES, the file's data
+# section (its records, without the header, the attributes and the
+# features: perf.data's header gives its size at byte 48), then
+# USER_SAMPLES, the samples taken in user mode (perf-defer dump
+# --by-mode): each of them is a kernel entry of its own, so one unwind.
 kind=$1 reps=$2 rates=$3 wls=$4
 target_ms=${TARGET_MS:-400}
 dwarf_wls=${DWARF_WLS:-syscall}
@@ -75,7 +77,7 @@ field() {
 delta() { echo $(($(field "$1" "$snap1") - $(field "$1" "$snap0"))); }
 
 # dumped TYPE COUNTS: the number of TYPE records in COUNTS, the output of
-# 'perf-defer dump --stats'
+# 'perf-defer dump --stats --by-mode' ("user SAMPLE": those in user mode)
 dumped() {
 	echo "$2" | sed -n "s/^ *$1 events: *\([0-9]*\).*/\1/p" | head -n 1
 }
@@ -140,8 +142,9 @@ run() {	# run WL CFG RATE REP UNITS
 	fi
 	bytes=$(stat -c %s "$out")
 	data=$(od -An -tu8 -j48 -N8 "$out" | tr -d ' ')
-	counts=$(perf-defer dump --stats -i "$out" 2>/dev/null)
+	counts=$(perf-defer dump --stats --by-mode -i "$out" 2>/dev/null)
 	samples=$(dumped SAMPLE "$counts")
+	usr=$(dumped "user SAMPLE" "$counts")
 	lost=$(dumped LOST "$counts")
 	case $cfg in
 	module*)
@@ -157,12 +160,12 @@ run() {	# run WL CFG RATE REP UNITS
 	line="BENCH $wl $cfg $rate $rep $el $bytes ${samples:-0} ${recs:-0} ${lost:-0} ${lrec:-0} $unw"
 	case $cfg in
 	module*) ;;
-	*)	echo "$line ${data:--}"; return 0 ;;
+	*)	echo "$line ${data:--} ${usr:-0}"; return 0 ;;
 	esac
 	ffp=$(delta frames-fp) fsf=$(delta frames-sframe) feh=$(delta frames-eh-frame)
 	echo "$line $ffp $fsf $feh $(delta table-objects) $(delta table-cache-hits)" \
 		"$(delta table-stopped) $(delta table-rows) $(delta table-row-hits)" \
-		"$(delta walk-ns) ${data:--}"
+		"$(delta walk-ns) ${data:--} ${usr:-0}"
 	case $cfg in
 	module-fp|module-sframe|module-eh_frame) ;;
 	*)	return 0 ;;
