@@ -42,6 +42,8 @@ COL_NAME = {("6.12", "fp"): "fp", ("6.12", "dwarf"): "dwarf",
 UW_METHODS = [("module-fp", "fp", "ffp"), ("module-sframe", "sframe", "fsf"),
               ("module-eh_frame", "eh_frame", "feh")]
 UW_EXTRA = ("ffp", "fsf", "feh", "objs", "hits", "stopped", "rows", "rowhits", "walkns")
+# the fields bench.sh added later, last on its lines, each optional
+TAIL = ("data", "usr", "wcpu", "kcpu")
 UW_SERIES = "6.12-unwind"	# scripts/bench's name of the unwind guest's runs
 UW_HEADING = "## User stacks by method: frame pointers, SFrame, .eh_frame"
 
@@ -55,16 +57,17 @@ def load(path):
     for line in open(path):
         f = line.split()
         # twelve fields, the module's counters, then where bench.sh gives
-        # them the data section's bytes and the samples in user mode
+        # them the data section's bytes, the samples in user mode, the
+        # workload's CPU time (ns) and the run's processes' (ms)
         extra = len(UW_EXTRA) if len(f) >= 12 + len(UW_EXTRA) else 0
         tail = f[12 + extra:]
-        if len(f) < 12 or len(tail) > 2:
+        if len(f) < 12 or len(tail) > len(TAIL):
             continue
         s, wl, cfg, rate, rep = f[:5]
         r = dict(el=float(f[5]), bytes=num(f[6]), samples=num(f[7]), recs=num(f[8]),
-                 lost=num(f[9]), lrec=num(f[10]), unw=num(f[11]),
-                 data=num(tail[0]) if tail else None,
-                 usr=num(tail[1]) if len(tail) == 2 else None)
+                 lost=num(f[9]), lrec=num(f[10]), unw=num(f[11]))
+        for i, name in enumerate(TAIL):
+            r[name] = num(tail[i]) if i < len(tail) else None
         for name, v in zip(UW_EXTRA, f[12:12 + extra]):
             r[name] = num(v)
         runs[(s, wl, cfg, int(rate), int(rep))] = r
@@ -338,6 +341,65 @@ def beyond_user(b, s, wl, cfg, rate):
     return summary(b.per_rep(s, wl, cfg, rate, fn))
 
 
+def cpu_split(b, s, wl, cfg, rate):
+    """A configuration's slowdown over the unprofiled run split in two,
+    run by run, as (the workload's CPU time over the unprofiled run's: the
+    work done in its context, the sampling interrupts and task_works
+    included; its elapsed time over its CPU time, over the unprofiled
+    run's: the waiting), and the profiler's CPU time (its processes' less
+    the workload's, less what the unprofiled run's took outside the
+    workload's clock) over the workload's elapsed time; summaries, None
+    without the CPU fields"""
+    def part(which):
+        def fn(r, rep):
+            o = b.runs.get((s, wl, "none", rate, rep))
+            if not o or not all(x.get(k) for x in (r, o) for k in ("wcpu", "kcpu")):
+                return None
+            if which == "cpu":
+                return r["wcpu"] / o["wcpu"]
+            if which == "wait":
+                return (r["el"] / r["wcpu"]) / (o["el"] / o["wcpu"])
+            prof = (r["kcpu"] - r["wcpu"] / 1e6) - (o["kcpu"] - o["wcpu"] / 1e6)
+            return prof / (r["el"] / 1e6)
+        return summary(b.per_rep(s, wl, cfg, rate, fn))
+    return part("cpu"), part("wait"), part("prof")
+
+
+def cpu_section(b):
+    """Where each configuration's slowdown goes: work in the workload's
+    context, waiting, and the profiler's own CPU time."""
+    cols = (("6.12", "fp"), ("6.12", "module-fp"), ("7.2", "fp"), ("7.2", "native"))
+    rows = []
+    for wl in WLS:
+        for rate in b.rates:
+            for s, cfg in cols:
+                c, w, p = cpu_split(b, s, wl, cfg, rate)
+                if c is None:
+                    continue
+                rows.append(f"| {WL_NAME[wl]} | {rate} Hz | {COL_NAME[(s, cfg)]} | "
+                            f"{fmt(b.ratio(s, wl, cfg, rate, 'none'))} | {fmt(c)} | {fmt(w)}"
+                            f" | {fmt(p)} |")
+    if not rows:
+        return []
+    return [
+        "## Where the slowdown goes", "",
+        "Each run's slowdown over the unprofiled run of its guest and repetition,",
+        "split in two factors: the workload's CPU time over the unprofiled run's",
+        "(`CLOCK_PROCESS_CPUTIME_ID` over the workload's own clock: the work done",
+        "in its context, the sampling interrupts and the deferral's task_works",
+        "included), and its elapsed time over its CPU time, over the unprofiled",
+        "run's (the time it waited: for a vCPU, or (d)'s threads for each other);",
+        "the two multiply to the slowdown. Beside them, the profiler's own CPU",
+        "time (its processes' less the workload's, less what the unprofiled run's",
+        "took outside the workload's clock; 10 ms ticks) over the workload's",
+        "elapsed time: what it took of the two vCPUs. Median [min–max] over the",
+        "repetitions.", "",
+        "| workload | rate | configuration | slowdown vs none | CPU time vs none"
+        " | waiting vs none | profiler's CPU / elapsed |",
+        "|---|---|---|---|---|---|---|",
+    ] + rows + [""]
+
+
 def mode_section(b):
     """Unwinds per sample split where the samples were taken: in user mode,
     an unwind each; the rest of the unwinds, what the deferral's joining
@@ -481,6 +543,13 @@ def goals(b):
             if mc and nc:
                 text += (f"; the module's runs spread {mc[1]:.2f}–{mc[2]:.2f},"
                          f" native's {nc[1]:.2f}–{nc[2]:.2f}")
+            # the slowdown's two factors, and the profilers' CPU
+            cm, wm, pm = (med(x) for x in cpu_split(b, "6.12", wl, cfg, rate))
+            cn, wn, pn = (med(x) for x in cpu_split(b, "7.2", wl, "native", rate))
+            if None not in (cm, wm, pm, cn, wn, pn):
+                text += (f"; there the workload's CPU time grew {cm:.3f}× vs {cn:.3f}×, its"
+                         f" waiting {wm:.3f}× vs {wn:.3f}×, and the profilers took {pm:.3f} vs"
+                         f" {pn:.3f} of a vCPU (*Where the slowdown goes*)")
             # what the module's own clock measured of its work there
             ws = walk_share(b, wl, cfg, rate)
             if ws is not None and m > 1:
@@ -1163,6 +1232,7 @@ def main():
     lines += size_section(b)
     lines += rate_section(b)
     lines += mode_section(b)
+    lines += cpu_section(b)
     lines += uw_section(b, None, a.load)
     lines += arm64_section(b, None, a.load)
     lines += hook_section(hook, a.reps, None, times)

@@ -39,7 +39,13 @@
 # section (its records, without the header, the attributes and the
 # features: perf.data's header gives its size at byte 48), then
 # USER_SAMPLES, the samples taken in user mode (perf-defer dump
-# --by-mode): each of them is a kernel entry of its own, so one unwind.
+# --by-mode): each of them came with a kernel entry, so an unwind; on
+# every line (the unprofiled run's with - for those two) WL_CPU_NS, the
+# CPU time the workload's threads had over its elapsed time (what ran in
+# its context, sampling interrupts and task_works included: the rest of
+# the time it waited), and CHILD_CPU_MS, what the run's processes took
+# (the profiler's and the workload's, all of it: times(1) of this shell's
+# children, 10 ms ticks).
 kind=$1 reps=$2 rates=$3 wls=$4
 target_ms=${TARGET_MS:-400}
 dwarf_wls=${DWARF_WLS:-syscall}
@@ -63,6 +69,12 @@ if [ "$kind" != native ]; then
 fi
 
 elapsed() { sed -n 's/^elapsed_ns //p' "$1"; }
+# child_ms FILE: the children's user and system time in FILE, the output
+# of 'times' (not in $(...): a subshell's children are its own), in ms
+child_ms() {
+	awk 'NR == 2 { for (i = 1; i <= 2; i++) { split($i, t, "m"); n += t[1] * 60 + t[2] }
+		printf "%d\n", n * 1000 }' "$1"
+}
 
 # snap: the module's counters (perf-defer status' counters: and unwind:
 # lines) on one line; field NAME SNAP: NAME's value in SNAP (0: not there)
@@ -108,6 +120,7 @@ done
 run() {	# run WL CFG RATE REP UNITS
 	wl=$1 cfg=$2 rate=$3 rep=$4 u=$5
 	rm -f "$out"
+	times >/tmp/times0
 	case $cfg in
 	none)	"$wl_bin" "$wl" "$u" >/tmp/o 2>/tmp/e ;;
 	fp)	perf record -q -e cpu-clock -F "$rate" --call-graph fp -o "$out" -- \
@@ -130,14 +143,16 @@ run() {	# run WL CFG RATE REP UNITS
 			"$wl_bin" "$wl" "$u" >/tmp/o 2>/tmp/e ;;
 	esac
 	rc=$?
+	times >/tmp/times1
 	el=$(elapsed /tmp/o)
+	cpu="$(sed -n 's/^cpu_ns //p' /tmp/o) $(($(child_ms /tmp/times1) - $(child_ms /tmp/times0)))"
 	if [ $rc != 0 ] || [ -z "$el" ]; then
 		echo "# $wl $cfg $rate: failed (exit $rc)"
 		sed 's/^/#   /' /tmp/e | head -n 5
 		return 1
 	fi
 	if [ "$cfg" = none ]; then
-		echo "BENCH $wl $cfg $rate $rep $el - - - - - -"
+		echo "BENCH $wl $cfg $rate $rep $el - - - - - - - - $cpu"
 		return 0
 	fi
 	bytes=$(stat -c %s "$out")
@@ -160,12 +175,12 @@ run() {	# run WL CFG RATE REP UNITS
 	line="BENCH $wl $cfg $rate $rep $el $bytes ${samples:-0} ${recs:-0} ${lost:-0} ${lrec:-0} $unw"
 	case $cfg in
 	module*) ;;
-	*)	echo "$line ${data:--} ${usr:-0}"; return 0 ;;
+	*)	echo "$line ${data:--} ${usr:-0} $cpu"; return 0 ;;
 	esac
 	ffp=$(delta frames-fp) fsf=$(delta frames-sframe) feh=$(delta frames-eh-frame)
 	echo "$line $ffp $fsf $feh $(delta table-objects) $(delta table-cache-hits)" \
 		"$(delta table-stopped) $(delta table-rows) $(delta table-row-hits)" \
-		"$(delta walk-ns) ${data:--} ${usr:-0}"
+		"$(delta walk-ns) ${data:--} ${usr:-0} $cpu"
 	case $cfg in
 	module-fp|module-sframe|module-eh_frame) ;;
 	*)	return 0 ;;
