@@ -389,13 +389,16 @@ def cpu_section(b):
         "in its context, the sampling interrupts and the deferral's task_works",
         "included), and its elapsed time over its CPU time, over the unprofiled",
         "run's (the time it waited: for a vCPU, or (d)'s threads for each other);",
-        "the two multiply to the slowdown. Beside them, the profiler's own CPU",
-        "time (its processes' less the workload's, less what the unprofiled run's",
-        "took outside the workload's clock; 10 ms ticks) over the workload's",
-        "elapsed time: what it took of the two vCPUs. Median [min–max] over the",
-        "repetitions.", "",
+        "the two multiply to the slowdown. Under TCG the guest's clock follows",
+        "the host's: CPU time that grows more than the work the module's own",
+        "clocks see (its walks, in the goals) can also be the emulated CPU",
+        "running the same code slower. Beside them, the profiler's own CPU time over its",
+        "whole run, its start and its end (perf's build-id pass) included: its",
+        "processes' less the workload's, less what the unprofiled run's took",
+        "outside the workload's clock (10 ms ticks), over the workload's elapsed",
+        "time. Median [min–max] over the repetitions.", "",
         "| workload | rate | configuration | slowdown vs none | CPU time vs none"
-        " | waiting vs none | profiler's CPU / elapsed |",
+        " | waiting vs none | profiler's CPU, whole run / elapsed |",
         "|---|---|---|---|---|---|---|",
     ] + rows + [""]
 
@@ -548,8 +551,7 @@ def goals(b):
             cn, wn, pn = (med(x) for x in cpu_split(b, "7.2", wl, "native", rate))
             if None not in (cm, wm, pm, cn, wn, pn):
                 text += (f"; there the workload's CPU time grew {cm:.3f}× vs {cn:.3f}×, its"
-                         f" waiting {wm:.3f}× vs {wn:.3f}×, and the profilers took {pm:.3f} vs"
-                         f" {pn:.3f} of a vCPU (*Where the slowdown goes*)")
+                         f" waiting {wm:.3f}× vs {wn:.3f}× (*Where the slowdown goes*)")
             # what the module's own clock measured of its work there
             ws = walk_share(b, wl, cfg, rate)
             if ws is not None and m > 1:
